@@ -1,0 +1,104 @@
+"""Default collaborators of the compute manager, for running without nova.
+
+None of these touches a hypervisor, neutron or cinder. Each records what it
+was asked to do (``calls``), so a test or the command line can show the
+sequence, and does nothing else. Pass real implementations (or nova's) to
+``ComputeManager`` to do real work.
+"""
+
+import collections
+import threading
+
+from oslo_log import log as logging
+
+from shelvefix.compute import power_state
+
+LOG = logging.getLogger(__name__)
+
+PowerInfo = collections.namedtuple('PowerInfo', ['state'])
+
+
+class _Recorder(object):
+    def __init__(self):
+        self.calls = []
+        self._lock = threading.Lock()
+
+    def _record(self, name, *args):
+        with self._lock:
+            self.calls.append((name,) + args)
+
+
+class RecordingDriver(_Recorder):
+    """A virt driver that only records calls and tracks power state."""
+
+    def __init__(self):
+        super(RecordingDriver, self).__init__()
+        self._power = {}
+
+    def power_off(self, instance, timeout=0, retry_interval=0):
+        self._record('power_off', instance.uuid, timeout, retry_interval)
+        self._power[instance.uuid] = power_state.SHUTDOWN
+
+    def get_info(self, instance):
+        self._record('get_info', instance.uuid)
+        return PowerInfo(self._power.get(instance.uuid,
+                                         instance.power_state))
+
+    def destroy(self, context, instance, network_info,
+                block_device_info=None, destroy_disks=True):
+        self._record('destroy', instance.uuid)
+        self._power[instance.uuid] = power_state.NOSTATE
+
+    def get_volume_connector(self, instance):
+        return {'host': instance.host, 'initiator': 'iqn.shelvefix:%s'
+                % instance.host}
+
+
+class RecordingNetworkAPI(_Recorder):
+    """A network API with no ports; records the cleanup calls."""
+
+    def get_instance_nw_info(self, context, instance):
+        self._record('get_instance_nw_info', instance.uuid)
+        return []
+
+    def unbind_ports(self, context, ports, detach=True):
+        self._record('unbind_ports', tuple(ports), detach)
+
+
+class RecordingVolumeAPI(_Recorder):
+    """A volume API with no volumes unless given block device mappings."""
+
+    def __init__(self, bdms=None):
+        super(RecordingVolumeAPI, self).__init__()
+        self._bdms = bdms or {}
+
+    def get_bdms(self, context, instance_uuid):
+        return list(self._bdms.get(instance_uuid, []))
+
+    def terminate_connection(self, context, volume_id, connector):
+        self._record('terminate_connection', volume_id, connector['host'])
+
+
+class LoggingNotifier(_Recorder):
+    """Logs notifications at INFO instead of sending them on a bus."""
+
+    def info(self, context, event_type, payload):
+        self._record(event_type, payload.get('instance_id'))
+        LOG.info('Notification %(event)s: %(payload)s',
+                 {'event': event_type, 'payload': payload})
+
+
+class SchedulerQueryClient(_Recorder):
+    """Keeps the scheduler's per-host instance info in memory."""
+
+    def __init__(self):
+        super(SchedulerQueryClient, self).__init__()
+        self.instance_info = collections.defaultdict(set)
+
+    def update_instance_info(self, context, host_name, instance_info):
+        self._record('update_instance_info', host_name)
+        self.instance_info[host_name].add(instance_info.uuid)
+
+    def delete_instance_info(self, context, host_name, instance_uuid):
+        self._record('delete_instance_info', host_name, instance_uuid)
+        self.instance_info[host_name].discard(instance_uuid)

@@ -1,0 +1,241 @@
+"""The compute manager's shelve-offload, in the corrected order.
+
+``_shelve_offload_instance`` frees the instance's placement allocations
+*before* it saves ``vm_state = SHELVED_OFFLOADED``. An API client that
+unshelves as soon as it sees that state therefore always finds the consumer
+gone, and the scheduler claims with ``consumer_generation: null``
+(bug 1798688).
+
+The failure policy is stricter than nova's: if the allocations cannot be
+freed, the offload stops before the state change, so no instance is ever
+reported offloaded while it still holds allocations.
+"""
+
+import functools
+
+from oslo_log import log as logging
+
+from shelvefix.compute import collaborators
+from shelvefix.compute import resource_tracker
+from shelvefix.compute import task_states
+from shelvefix.compute import vm_states
+from shelvefix import exception
+from shelvefix.scheduler.client import report
+from shelvefix import utils
+
+LOG = logging.getLogger(__name__)
+
+# The task states an instance may be in when shelve-offload starts: SHELVING
+# when offloading straight after a shelve (shelved_offload_time = 0),
+# SHELVING_OFFLOADING for an explicit shelve-offload.
+OFFLOADABLE_TASK_STATES = [task_states.SHELVING,
+                           task_states.SHELVING_OFFLOADING]
+
+
+def reverts_task_state(function):
+    """On failure, clear the instance's task state, then re-raise.
+
+    Like nova's decorator: an UnexpectedTaskStateError means someone else
+    owns the task state now, so it is left alone.
+    """
+    @functools.wraps(function)
+    def decorated(self, context, instance, *args, **kwargs):
+        try:
+            return function(self, context, instance, *args, **kwargs)
+        except exception.UnexpectedTaskStateError as e:
+            LOG.info('Task possibly preempted: %s', e)
+            raise
+        except Exception:
+            try:
+                self._instance_update(context, instance, task_state=None)
+            except Exception:
+                LOG.exception('Failed to revert task state for instance '
+                              '%s', instance.uuid)
+            raise
+    return decorated
+
+
+class ComputeManager(object):
+    """Manages instances on one compute host (the shelve path only).
+
+    Every collaborator is injected. The defaults record what they are asked
+    and touch nothing (see :mod:`shelvefix.compute.collaborators`), except
+    the report client, which talks to the placement service configured in
+    ``[placement]``.
+
+    :param host: this compute host's name
+    :param driver: virt driver (``power_off``, ``get_info``, ``destroy``,
+        ``get_volume_connector``)
+    :param network_api: ``get_instance_nw_info``, ``unbind_ports``
+    :param volume_api: ``get_bdms``, ``terminate_connection``
+    :param notifier: ``info(context, event_type, payload)``
+    :param reportclient: a ``SchedulerReportClient``
+    :param query_client: the scheduler's ``delete_instance_info``
+    :param rt: a ``ResourceTracker`` (default: one for this host using
+        ``reportclient``, freeing allocations with DELETE)
+    """
+
+    def __init__(self, host='compute-1', driver=None, network_api=None,
+                 volume_api=None, notifier=None, reportclient=None,
+                 query_client=None, rt=None):
+        self.host = host
+        self.driver = driver or collaborators.RecordingDriver()
+        self.network_api = network_api or collaborators.RecordingNetworkAPI()
+        self.volume_api = volume_api or collaborators.RecordingVolumeAPI()
+        self.notifier = notifier or collaborators.LoggingNotifier()
+        self.reportclient = (reportclient or
+                             (rt and rt.reportclient) or
+                             report.SchedulerReportClient())
+        self.query_client = (query_client or
+                             collaborators.SchedulerQueryClient())
+        self.rt = rt or resource_tracker.ResourceTracker(
+            host, self.driver, reportclient=self.reportclient)
+
+    # -- small steps, named as in nova so subclasses can reorder them
+
+    def _instance_update(self, context, instance, **kwargs):
+        for field, value in kwargs.items():
+            setattr(instance, field, value)
+        instance.save()
+
+    def _notify_about_instance_usage(self, context, instance, event_suffix):
+        self.notifier.info(context, 'compute.instance.%s' % event_suffix,
+                           {'instance_id': instance.uuid, 'host': self.host,
+                            'state': instance.vm_state,
+                            'task_state': instance.task_state})
+
+    def _get_power_off_values(self, instance, clean_shutdown):
+        # nova reads the image's os_shutdown_timeout; 60 s is its default.
+        if clean_shutdown:
+            return 60, 10
+        return 0, 0
+
+    def _power_off_instance(self, context, instance, clean_shutdown=True):
+        timeout, retry_interval = self._get_power_off_values(
+            instance, clean_shutdown)
+        self.driver.power_off(instance, timeout, retry_interval)
+
+    def _get_power_state(self, instance):
+        return self.driver.get_info(instance).state
+
+    def _get_instance_block_device_info(self, context, instance, bdms):
+        return {'block_device_mapping': list(bdms)}
+
+    def _terminate_volume_connections(self, context, instance, bdms):
+        connector = None
+        for bdm in bdms:
+            if not bdm.get('volume_id'):
+                continue
+            if connector is None:
+                connector = self.driver.get_volume_connector(instance)
+            self.volume_api.terminate_connection(context, bdm['volume_id'],
+                                                 connector)
+
+    def _update_resource_tracker(self, context, instance):
+        if instance.host == self.host:
+            self.rt.update_usage(context, instance, instance.node)
+
+    def _nil_out_instance_obj_host_and_node(self, instance):
+        instance.host = None
+        instance.node = None
+
+    def _delete_scheduler_instance_info(self, context, instance_uuid):
+        try:
+            self.query_client.delete_instance_info(context, self.host,
+                                                   instance_uuid)
+        except Exception:
+            # The scheduler's view heals at its next periodic sync; a
+            # failure here must not undo a completed offload.
+            LOG.exception('Failed to delete scheduler instance info for '
+                          '%s', instance_uuid)
+
+    def _check_offloadable(self, instance):
+        """Refuse before touching anything if the task state is wrong.
+
+        The authoritative check is the first save; checking the saved row
+        up front means a wrong request changes nothing, neither on the
+        hypervisor nor in placement.
+        """
+        saved = instance.saved()
+        if saved['task_state'] not in OFFLOADABLE_TASK_STATES:
+            raise exception.UnexpectedTaskStateError(
+                instance_uuid=instance.uuid,
+                expected={'task_state': OFFLOADABLE_TASK_STATES},
+                actual={'task_state': saved['task_state']})
+
+    def _free_allocations(self, context, instance):
+        """Free the allocations, or stop the offload with an ERROR log."""
+        try:
+            self.rt.delete_allocation_for_shelve_offloaded_instance(
+                context, instance)
+        except Exception as e:
+            LOG.error('Shelve offload of instance %(uuid)s stopped: its '
+                      'allocations (consumer %(uuid)s) could not be freed '
+                      'in placement, so it stays %(vm_state)s. %(error)s',
+                      {'uuid': instance.uuid, 'vm_state': instance.vm_state,
+                       'error': e})
+            raise
+
+    # -- the operation
+
+    @reverts_task_state
+    def shelve_offload_instance(self, context, instance, clean_shutdown,
+                                accel_uuids=None):
+        """Remove a shelved instance from its host.
+
+        Serialised per instance on this host. On failure the task state is
+        cleared and the exception re-raised; the vm_state is whatever was
+        last saved (never SHELVED_OFFLOADED with allocations left).
+
+        :param context: request context
+        :param instance: an :class:`~shelvefix.objects.instance.Instance`
+        :param clean_shutdown: give the guest a chance to stop
+        :param accel_uuids: accepted for nova's signature; unused
+        """
+        @utils.synchronized(instance.uuid)
+        def do_shelve_offload_instance():
+            self._shelve_offload_instance(context, instance, clean_shutdown)
+        do_shelve_offload_instance()
+
+    def _shelve_offload_instance(self, context, instance, clean_shutdown,
+                                 bdms=None):
+        LOG.info('Shelve offloading instance %s', instance.uuid)
+        self._check_offloadable(instance)
+        if bdms is None:
+            bdms = self.volume_api.get_bdms(context, instance.uuid)
+        self._notify_about_instance_usage(context, instance,
+                                          'shelve_offload.start')
+
+        self._power_off_instance(context, instance, clean_shutdown)
+        current_power_state = self._get_power_state(instance)
+        network_info = self.network_api.get_instance_nw_info(context,
+                                                             instance)
+        ports_id = [vif['id'] for vif in network_info]
+        self.network_api.unbind_ports(context, ports_id, detach=False)
+
+        block_device_info = self._get_instance_block_device_info(
+            context, instance, bdms=bdms)
+        self.driver.destroy(context, instance, network_info,
+                            block_device_info)
+        self._terminate_volume_connections(context, instance, bdms)
+
+        # The allocations (and with them placement's consumer record) go
+        # first: once SHELVED_OFFLOADED is saved, an API client may unshelve
+        # and the scheduler must then find no consumer to conflict with.
+        self._free_allocations(context, instance)
+
+        instance.power_state = current_power_state
+        # vm_state must be set before the resource tracker update (see
+        # vm_states.allow_resource_removal); host and node are cleared after.
+        instance.vm_state = vm_states.SHELVED_OFFLOADED
+        instance.task_state = None
+        instance.save(expected_task_state=OFFLOADABLE_TASK_STATES)
+
+        self._update_resource_tracker(context, instance)
+
+        self._nil_out_instance_obj_host_and_node(instance)
+        instance.save(expected_task_state=None)
+
+        self._delete_scheduler_instance_info(context, instance.uuid)
+        self._notify_about_instance_usage(context, instance,
+                                          'shelve_offload.end')

@@ -1,0 +1,9 @@
+"""Configuration options for shelvefix, registered on ``CONF``."""
+
+from oslo_config import cfg
+
+from shelvefix.conf import placement
+
+CONF = cfg.CONF
+
+placement.register_opts(CONF)

@@ -1,0 +1,63 @@
+"""The ``[placement]`` group: how to reach placement, and claim retries.
+
+The keystoneauth1 session, auth and adapter options are registered the way
+nova registers them, so a nova.conf ``[placement]`` section works unchanged.
+For a deployment without keystone, ``auth_type = admin_token`` with
+``token`` and ``endpoint`` (or ``endpoint_override``) talks to a placement
+running with ``auth_strategy = noauth2``.
+"""
+
+from keystoneauth1 import loading as ks_loading
+from oslo_config import cfg
+
+GROUP_NAME = 'placement'
+DEFAULT_SERVICE_TYPE = 'placement'
+
+placement_group = cfg.OptGroup(
+    GROUP_NAME,
+    title='Placement Service Options',
+    help='Where the placement service is and how shelvefix retries '
+         'allocation writes that lose a resource provider generation race.')
+
+placement_opts = [
+    cfg.IntOpt('claim_retry_attempts',
+               default=4,
+               min=1,
+               help='How many times an allocation write (claim_resources, '
+                    'put_allocations) is attempted when placement answers '
+                    '409 with a resource provider generation conflict. '
+                    'Consumer generation conflicts are never retried: they '
+                    'mean another actor changed the consumer.'),
+    cfg.FloatOpt('claim_retry_max_delay',
+                 default=2.0,
+                 min=0.0,
+                 help='Before retry N (1, 2, ...) the client sleeps a random '
+                      'time between 0 and N times this many seconds, so that '
+                      'competing writers fall out of step, as nova does.'),
+]
+
+
+def register_opts(conf):
+    """Register the [placement] options, keystoneauth1's included."""
+    conf.register_group(placement_group)
+    conf.register_opts(placement_opts, group=placement_group)
+    ks_loading.register_session_conf_options(conf, GROUP_NAME)
+    ks_loading.register_auth_conf_options(conf, GROUP_NAME)
+    ks_loading.register_adapter_conf_options(conf, GROUP_NAME,
+                                             include_deprecated=False)
+    conf.set_default('service_type', DEFAULT_SERVICE_TYPE, group=GROUP_NAME)
+    conf.set_default('valid_interfaces', ['internal', 'public'],
+                     group=GROUP_NAME)
+
+
+def list_opts():
+    """The options of the group, for the sample config generator."""
+    return {
+        placement_group: (
+            placement_opts +
+            ks_loading.get_session_conf_options() +
+            ks_loading.get_auth_common_conf_options() +
+            ks_loading.get_auth_plugin_conf_options('password') +
+            ks_loading.get_auth_plugin_conf_options('admin_token') +
+            ks_loading.get_adapter_conf_options(include_deprecated=False))
+    }

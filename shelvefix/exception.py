@@ -1,0 +1,91 @@
+"""Exceptions, named as nova names them.
+
+Each exception formats ``msg_fmt`` with the keyword arguments it is raised
+with, like ``nova.exception.NovaException``. Every placement failure is turned
+into one of these by the report client, so callers never see an HTTP status.
+"""
+
+
+class ShelvefixException(Exception):
+    """Base class: ``msg_fmt`` % kwargs becomes the message."""
+
+    msg_fmt = 'An unknown exception occurred.'
+
+    def __init__(self, message=None, **kwargs):
+        self.kwargs = kwargs
+        if message is None:
+            try:
+                message = self.msg_fmt % kwargs
+            except (KeyError, TypeError) as e:
+                # A missing keyword is a programming error in the raiser; say
+                # so instead of hiding the original failure behind a KeyError.
+                message = '%s (message could not be formatted: %r)' % (
+                    self.msg_fmt, e)
+        self.message = message
+        super(ShelvefixException, self).__init__(message)
+
+    def __str__(self):
+        return self.message
+
+
+class Invalid(ShelvefixException):
+    msg_fmt = 'Bad input: %(reason)s'
+
+
+class InvalidUUID(Invalid):
+    msg_fmt = 'Expected a uuid but received %(uuid)s.'
+
+
+class InvalidAllocationRequest(Invalid):
+    msg_fmt = ('Invalid allocation request for consumer %(consumer_uuid)s: '
+               '%(reason)s')
+
+
+class InstanceUpdateConflict(ShelvefixException):
+    msg_fmt = ('Conflict updating instance %(instance_uuid)s. '
+               'Expected: %(expected)s. Actual: %(actual)s')
+
+
+class UnexpectedTaskStateError(InstanceUpdateConflict):
+    pass
+
+
+class InstanceNotFound(ShelvefixException):
+    msg_fmt = 'Instance %(instance_id)s could not be found.'
+
+
+class PlacementAPIConnectFailure(ShelvefixException):
+    msg_fmt = 'Unable to communicate with the Placement API.'
+
+
+class AllocationUpdateFailed(ShelvefixException):
+    msg_fmt = ('Failed to update allocations for consumer %(consumer_uuid)s. '
+               'Error: %(error)s')
+
+
+class AllocationDeleteFailed(ShelvefixException):
+    msg_fmt = ('Failed to delete allocations for consumer %(consumer_uuid)s. '
+               'Error: %(error)s')
+
+
+class ConsumerAllocationRetrievalFailed(ShelvefixException):
+    msg_fmt = ('Failed to retrieve allocations for consumer '
+               '%(consumer_uuid)s: %(error)s')
+
+
+class ResourceProviderCreationFailed(ShelvefixException):
+    msg_fmt = 'Failed to create resource provider %(name)s: %(error)s'
+
+
+class ResourceProviderRetrievalFailed(ShelvefixException):
+    msg_fmt = 'Failed to get resource provider with UUID %(uuid)s: %(error)s'
+
+
+class ResourceProviderUpdateFailed(ShelvefixException):
+    msg_fmt = ('Failed to update resource provider via URL %(url)s: '
+               '%(error)s')
+
+
+class UsagesRetrievalFailed(ShelvefixException):
+    msg_fmt = ('Failed to retrieve usages for project %(project_id)s and '
+               'user %(user_id)s: %(error)s')

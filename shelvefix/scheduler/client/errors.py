@@ -1,0 +1,67 @@
+"""Reading placement's error responses, in one place.
+
+Placement answers every consumer *and* resource provider generation conflict
+with the same error code, ``placement.concurrent_update``; only the detail
+text tells them apart. nova matches that text in several methods; here it is
+matched once, in :func:`is_consumer_generation_conflict`, and tested.
+"""
+
+import collections
+
+CONCURRENT_UPDATE = 'placement.concurrent_update'
+# The phrase placement puts in every consumer generation conflict detail,
+# e.g. "consumer generation conflict - expected null but got 1".
+CONSUMER_GENERATION_CONFLICT = 'consumer generation conflict'
+
+PlacementError = collections.namedtuple(
+    'PlacementError', ['status', 'code', 'detail', 'text'])
+
+
+def error_from_response(resp):
+    """Describe a failed placement response.
+
+    :param resp: a ``requests.Response`` (as keystoneauth1 returns it)
+    :returns: a :class:`PlacementError`; ``code`` and ``detail`` are None
+        when the body is not placement's ``{"errors": [...]}`` JSON, and
+        ``detail`` then says what the body was instead.
+    """
+    text = resp.text or ''
+    try:
+        body = resp.json()
+        first = body['errors'][0]
+        code = first.get('code')
+        detail = first.get('detail') or first.get('title')
+    except (ValueError, KeyError, IndexError, TypeError, AttributeError):
+        snippet = text[:200] + ('...' if len(text) > 200 else '')
+        return PlacementError(resp.status_code, None,
+                              'HTTP %d with a body that is not a placement '
+                              'error document: %r' % (resp.status_code,
+                                                      snippet),
+                              text)
+    return PlacementError(resp.status_code, code, detail, text)
+
+
+def describe(err):
+    """One line for logs and exception messages: status, code and detail."""
+    if err.code:
+        return 'HTTP %d %s: %s' % (err.status, err.code, err.detail)
+    return err.detail
+
+
+def is_consumer_generation_conflict(err):
+    """True if ``err`` is a 409 about the consumer's generation.
+
+    :param err: a :class:`PlacementError`
+    """
+    return (err.status == 409 and err.code == CONCURRENT_UPDATE and
+            CONSUMER_GENERATION_CONFLICT in (err.detail or ''))
+
+
+def is_provider_generation_conflict(err):
+    """True if ``err`` is a 409 about a resource provider's generation.
+
+    Placement gives these the same code as consumer conflicts; any
+    concurrent update that is not about the consumer is about a provider.
+    """
+    return (err.status == 409 and err.code == CONCURRENT_UPDATE and
+            not is_consumer_generation_conflict(err))

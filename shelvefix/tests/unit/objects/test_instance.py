@@ -1,0 +1,133 @@
+"""Tests for the instance model and its store."""
+
+from oslo_utils import uuidutils
+
+from shelvefix.compute import power_state
+from shelvefix.compute import task_states
+from shelvefix.compute import vm_states
+from shelvefix import exception
+from shelvefix.objects import instance as instance_obj
+from shelvefix.tests import base
+
+
+class FlavorTestCase(base.TestCase):
+
+    def test_resources(self):
+        flavor = instance_obj.Flavor(vcpus=2, memory_mb=2048, root_gb=10,
+                                     ephemeral_gb=5)
+        self.assertEqual({'VCPU': 2, 'MEMORY_MB': 2048, 'DISK_GB': 15},
+                         flavor.resources)
+
+    def test_resources_without_disk(self):
+        flavor = instance_obj.Flavor(vcpus=1, memory_mb=64, root_gb=0)
+        self.assertEqual({'VCPU': 1, 'MEMORY_MB': 64}, flavor.resources)
+
+    def test_invalid_sizes(self):
+        for kwargs in ({'vcpus': -1}, {'memory_mb': '512'},
+                       {'root_gb': True}, {'vcpus': 0}):
+            e = self.assertRaises(exception.Invalid, instance_obj.Flavor,
+                                  **kwargs)
+            self.assertIn('flavor m1.small', str(e))
+
+    def test_equality_and_repr(self):
+        self.assertEqual(instance_obj.Flavor(), instance_obj.Flavor())
+        self.assertNotEqual(instance_obj.Flavor(vcpus=2),
+                            instance_obj.Flavor())
+        self.assertIn('vcpus=1', repr(instance_obj.Flavor()))
+
+
+class InstanceTestCase(base.TestCase):
+
+    def setUp(self):
+        super(InstanceTestCase, self).setUp()
+        self.store = instance_obj.InstanceStore()
+        self.uuid = uuidutils.generate_uuid()
+        self.inst = instance_obj.Instance.create(
+            self.store, self.uuid, vm_state=vm_states.SHELVED,
+            task_state=task_states.SHELVING_OFFLOADING, host='compute-1',
+            node='node-1', project_id='p', user_id='u')
+
+    def test_in_memory_change_is_invisible_until_saved(self):
+        self.inst.vm_state = vm_states.SHELVED_OFFLOADED
+        self.assertEqual(vm_states.SHELVED,
+                         self.store.get(self.uuid)['vm_state'])
+        self.assertEqual({'vm_state'}, self.inst.obj_what_changed())
+        self.inst.save()
+        self.assertEqual(vm_states.SHELVED_OFFLOADED,
+                         self.store.get(self.uuid)['vm_state'])
+        self.assertEqual(set(), self.inst.obj_what_changed())
+
+    def test_save_checks_expected_task_state(self):
+        self.inst.task_state = None
+        self.inst.save(expected_task_state=[task_states.SHELVING,
+                                            task_states.SHELVING_OFFLOADING])
+        self.assertIsNone(self.store.get(self.uuid)['task_state'])
+
+    def test_save_unexpected_task_state_changes_nothing(self):
+        self.inst.vm_state = vm_states.SHELVED_OFFLOADED
+        e = self.assertRaises(exception.UnexpectedTaskStateError,
+                              self.inst.save,
+                              expected_task_state=[task_states.SHELVING])
+        self.assertIn(self.uuid, str(e))
+        self.assertIn("'shelving_offloading'", str(e))
+        self.assertEqual(vm_states.SHELVED,
+                         self.store.get(self.uuid)['vm_state'])
+        # The caller still holds its unsaved change.
+        self.assertEqual({'vm_state'}, self.inst.obj_what_changed())
+
+    def test_expected_none_task_state(self):
+        self.assertRaises(exception.UnexpectedTaskStateError,
+                          self.inst.save, expected_task_state=[None])
+        self.inst.save(expected_task_state=task_states.SHELVING_OFFLOADING)
+
+    def test_expected_vm_state(self):
+        self.assertRaises(exception.InstanceUpdateConflict, self.inst.save,
+                          expected_vm_state=[vm_states.ACTIVE])
+        self.inst.save(expected_vm_state=vm_states.SHELVED)
+
+    def test_refresh_and_get_by_uuid(self):
+        other = instance_obj.Instance.get_by_uuid(self.store, self.uuid)
+        other.host = 'elsewhere'
+        other.save()
+        self.assertEqual('compute-1', self.inst.host)
+        self.inst.refresh()
+        self.assertEqual('elsewhere', self.inst.host)
+        self.assertEqual('elsewhere', self.inst.saved()['host'])
+
+    def test_observers_see_saves_in_order(self):
+        seen = []
+        self.store.observers.append(
+            lambda uuid, row: seen.append((uuid, row['host'])))
+        self.inst.host = 'a'
+        self.inst.save()
+        self.inst.host = 'b'
+        self.inst.save()
+        self.assertEqual([(self.uuid, 'a'), (self.uuid, 'b')], seen)
+
+    def test_bad_input(self):
+        self.assertRaises(exception.InvalidUUID, instance_obj.Instance,
+                          self.store, 'not-a-uuid')
+        self.assertRaises(exception.Invalid, instance_obj.Instance,
+                          self.store, uuidutils.generate_uuid(),
+                          vm_state='bogus')
+        self.assertRaises(exception.Invalid, instance_obj.Instance,
+                          self.store, uuidutils.generate_uuid(),
+                          task_state='bogus')
+        self.assertRaises(AttributeError, setattr, self.inst, 'colour', 1)
+        self.assertRaises(AttributeError, setattr, self.inst, 'uuid',
+                          uuidutils.generate_uuid())
+        e = self.assertRaises(exception.Invalid, instance_obj.Instance.create,
+                              self.store, self.uuid)
+        self.assertIn('already exists', str(e))
+
+    def test_unknown_instance(self):
+        uuid = uuidutils.generate_uuid()
+        self.assertRaises(exception.InstanceNotFound, self.store.get, uuid)
+        self.assertRaises(exception.InstanceNotFound, self.store.update,
+                          uuid, {'host': None})
+
+    def test_defaults_and_repr(self):
+        inst = instance_obj.Instance(self.store, uuidutils.generate_uuid())
+        self.assertEqual(power_state.RUNNING, inst.power_state)
+        self.assertEqual(vm_states.ACTIVE, inst.vm_state)
+        self.assertIn(inst.uuid, repr(inst))
