@@ -1,0 +1,127 @@
+"""The ``shelvefix`` command line.
+
+``shelvefix timeline`` shelve-offloads a server with the library's compute
+manager against an embedded placement, unshelves it through the scheduler's
+claim, and prints the ordered timeline of placement requests and instance
+saves. It exits 0 only if the allocations were freed before
+SHELVED_OFFLOADED became visible and the unshelve claimed a new consumer.
+"""
+
+import argparse
+import json
+import sys
+
+from shelvefix import scenario
+
+STRATEGIES = {'delete': True, 'get-put': False}
+
+
+def _actor(call):
+    request_id = call.request_id or ''
+    for actor in ('compute', 'scheduler'):
+        if request_id.startswith('req-%s-' % actor):
+            return actor
+    return 'other'
+
+
+def _describe_call(call):
+    text = '%s %s' % (call.method, call.path)
+    if isinstance(call.body, dict) and 'consumer_generation' in call.body:
+        text += ' consumer_generation=%s' % json.dumps(
+            call.body['consumer_generation'])
+    return '%s -> %s' % (text, call.status)
+
+
+def run_timeline(force_delete):
+    """Run offload then unshelve claim; return a JSON-able result dict."""
+    with scenario.ShelveScenario(force_delete=force_delete) as scn:
+        scn.shelve_offload()
+        claim_error = None
+        try:
+            scn.unshelve_claim()
+        except Exception as e:
+            claim_error = str(e)
+        events = []
+        for kind, item in scn.timeline():
+            if kind == 'save':
+                events.append({
+                    'actor': 'compute', 'event': 'save',
+                    'text': 'save vm_state=%s task_state=%s host=%s' % (
+                        item['vm_state'], item['task_state'], item['host'])})
+            else:
+                events.append({'actor': _actor(item), 'event': 'placement',
+                               'method': item.method, 'path': item.path,
+                               'status': item.status, 'body': item.body,
+                               'text': _describe_call(item)})
+        held = scn.allocations()['allocations']
+        expected = {scn.dst: dict(scenario.FLAVOR.resources)}
+        violations = scenario.order_violations(scn.timeline(),
+                                               scn.instance.uuid)
+        return {
+            'free_with': 'DELETE' if force_delete else 'GET + PUT empty',
+            'instance': scn.instance.uuid,
+            'events': events,
+            'order_violations': violations,
+            'claim_error': claim_error,
+            'allocations_held': {rp: a['resources']
+                                 for rp, a in held.items()},
+            'allocations_expected': expected,
+            'ok': (not violations and claim_error is None and
+                   {rp: a['resources'] for rp, a in held.items()} ==
+                   expected),
+        }
+
+
+def _print_result(result, out):
+    out.write('shelve-offload then unshelve of %s (free with %s)\n'
+              % (result['instance'], result['free_with']))
+    for n, event in enumerate(result['events'], 1):
+        out.write('  %2d  %-9s  %s\n' % (n, event['actor'], event['text']))
+    out.write('  order: %s\n' % (
+        'allocations freed before SHELVED_OFFLOADED was visible'
+        if not result['order_violations']
+        else '; '.join(result['order_violations'])))
+    out.write('  unshelve claim: %s\n' % (result['claim_error'] or 'ok'))
+    out.write('  result: %s\n\n' % ('OK' if result['ok'] else 'FAILED'))
+
+
+def cmd_timeline(args, out):
+    names = [args.free] if args.free else sorted(STRATEGIES)
+    results = [run_timeline(STRATEGIES[name]) for name in names]
+    if args.json:
+        json.dump(results, out, indent=2, sort_keys=True)
+        out.write('\n')
+    else:
+        for result in results:
+            _print_result(result, out)
+    return 0 if all(r['ok'] for r in results) else 1
+
+
+def build_parser():
+    parser = argparse.ArgumentParser(
+        prog='shelvefix',
+        description='Nova bug 1798688: the shelve-offload / unshelve '
+                    'allocation race, reproduced and checked.')
+    sub = parser.add_subparsers(dest='command', metavar='COMMAND')
+    sub.required = True
+    timeline = sub.add_parser(
+        'timeline',
+        help='offload and unshelve one server on the embedded placement '
+             'and print the ordered placement requests and saves')
+    timeline.add_argument('--free', choices=sorted(STRATEGIES),
+                          help='how compute frees allocations (default: '
+                               'both, one after the other)')
+    timeline.add_argument('--json', action='store_true',
+                          help='print the results as JSON')
+    timeline.set_defaults(func=cmd_timeline)
+    return parser
+
+
+def main(argv=None, out=None):
+    """Console script entry point; returns the exit status."""
+    args = build_parser().parse_args(argv)
+    return args.func(args, out or sys.stdout)
+
+
+if __name__ == '__main__':
+    sys.exit(main())

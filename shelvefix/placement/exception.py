@@ -1,0 +1,152 @@
+"""Domain exceptions of the placement double's state.
+
+They know nothing about HTTP. Their messages are the ones placement's own
+exceptions carry, because placement pastes ``str(exc)`` into the ``detail``
+of its error responses and clients read those details.
+"""
+
+
+class PlacementStateError(Exception):
+    """Base class; ``msg_fmt`` is formatted with the keyword arguments.
+
+    :param message: a ready message, instead of formatting ``msg_fmt``.
+    """
+
+    msg_fmt = 'An unknown exception occurred.'
+
+    def __init__(self, message=None, **kwargs):
+        self.kwargs = kwargs
+        super(PlacementStateError, self).__init__(
+            message or self.msg_fmt % kwargs)
+
+
+class NotFound(PlacementStateError):
+    """Something the request names does not exist."""
+
+    msg_fmt = 'Resource could not be found.'
+
+
+class ResourceProviderNotFound(NotFound):
+    """No provider with that uuid."""
+
+    msg_fmt = 'No resource provider with uuid %(uuid)s found'
+
+
+class ResourceClassNotFound(NotFound):
+    """The resource class is neither standard nor known custom."""
+
+    msg_fmt = 'No such resource class %(name)s.'
+
+
+class InventoryNotFound(NotFound):
+    """The provider has no inventory of that class."""
+
+    msg_fmt = 'No inventory of class %(resource_class)s found.'
+
+
+class ProviderNameExists(PlacementStateError):
+    """Another provider already has that name."""
+
+    msg_fmt = 'Conflicting resource provider name: %(name)s already exists.'
+
+
+class ProviderUuidExists(PlacementStateError):
+    """Another provider already has that uuid."""
+
+    msg_fmt = 'Conflicting resource provider uuid: %(uuid)s already exists.'
+
+
+class ProviderActionError(PlacementStateError):
+    """A provider create or update is refused (bad parent, loop...)."""
+
+    msg_fmt = 'Object action %(action)s failed because: %(reason)s'
+
+
+class ResourceProviderInUse(PlacementStateError):
+    """The provider still has allocations."""
+
+    msg_fmt = 'Resource provider has allocations.'
+
+
+class CannotDeleteParentResourceProvider(PlacementStateError):
+    """The provider still has children."""
+
+    msg_fmt = ('Cannot delete resource provider that is a parent of '
+               'another. Delete child providers first.')
+
+
+class ProviderGenerationConflict(PlacementStateError):
+    """The caller's view of the provider generation is stale."""
+
+    msg_fmt = 'resource provider generation conflict'
+
+
+class InventoryExists(PlacementStateError):
+    """An inventory of that class is already on the provider."""
+
+    msg_fmt = ('Inventory for %(resource_class)s on resource provider '
+               '%(resource_provider)s already exists.')
+
+
+class InvalidInventory(PlacementStateError):
+    """The inventory cannot hold (or does not exist for) an allocation."""
+
+    msg_fmt = ("Inventory for '%(resource_class)s' on "
+               "resource provider '%(resource_provider)s' invalid.")
+
+
+class InvalidAllocationCapacityExceeded(InvalidInventory):
+    """The allocation does not fit in the remaining capacity."""
+
+    msg_fmt = ("Unable to create allocation for '%(resource_class)s' on "
+               "resource provider '%(resource_provider)s'. The requested "
+               "amount would exceed the capacity.")
+
+
+class InvalidAllocationConstraintsViolated(InvalidInventory):
+    """The amount breaks min_unit, max_unit or step_size."""
+
+    msg_fmt = ("Unable to create allocation for '%(resource_class)s' on "
+               "resource provider '%(resource_provider)s'. The requested "
+               "amount would violate inventory constraints.")
+
+
+class InvalidInventoryCapacity(InvalidInventory):
+    """reserved >= total (before microversion 1.26)."""
+
+    msg_fmt = ("Invalid inventory for '%(resource_class)s' on "
+               "resource provider '%(resource_provider)s'. "
+               "The reserved value is greater than or equal to total.")
+
+
+class InvalidInventoryCapacityReservedCanBeTotal(InvalidInventoryCapacity):
+    """reserved > total (from microversion 1.26)."""
+
+    msg_fmt = ("Invalid inventory for '%(resource_class)s' on "
+               "resource provider '%(resource_provider)s'. "
+               "The reserved value is greater than total.")
+
+
+class InventoryInUse(InvalidInventory):
+    """Removing inventory that allocations still consume."""
+
+    msg_fmt = ("Inventory for '%(resource_classes)s' on "
+               "resource provider '%(resource_provider)s' in use.")
+
+
+class ConsumerGenerationConflict(PlacementStateError):
+    """The caller's consumer generation is not the current one."""
+
+    def __init__(self, expected, got):
+        self.expected = expected
+        self.got = got
+        super(ConsumerGenerationConflict, self).__init__(
+            'consumer generation conflict - expected %s but got %s'
+            % ('null' if expected is None else expected, got))
+
+
+class AllocationProviderNotFound(PlacementStateError):
+    """An allocation names a provider that does not exist."""
+
+    msg_fmt = ("Allocation for resource provider '%(rp_uuid)s' "
+               "that does not exist.")

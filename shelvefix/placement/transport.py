@@ -1,0 +1,428 @@
+"""A ``requests`` transport adapter that serves requests from a WSGI app.
+
+Mounted on a ``requests.Session`` (keystoneauth1's ``Session`` wraps one at
+``.session``), :class:`WSGITransport` turns every ``PreparedRequest`` into a
+PEP 3333 environ, calls the WSGI application in-process and turns what the
+application answers into a ``requests.Response``. Nothing is monkeypatched
+and no socket is opened, so several transports (several placement doubles)
+can live side by side in one process.
+
+On top of that it keeps an ordered log of the calls it served and can inject
+faults: a transport exception (connection refused, timeout) or a canned HTTP
+answer, either *before* the application sees the request or *after* it
+processed it (the reply is lost, the state change is not).
+"""
+
+import collections
+import http
+import io
+import json
+import re
+import sys
+import threading
+import urllib.parse
+import uuid
+
+import requests
+import requests.adapters
+import requests.structures
+import requests.utils
+
+Call = collections.namedtuple(
+    'Call', ['method', 'path', 'microversion', 'body', 'status',
+             'request_id'])
+Call.__doc__ = """One request served (or failed) by a :class:`WSGITransport`.
+
+``path`` is the path below the mount point plus ``?query`` if any;
+``microversion`` is ``X.Y`` (or ``latest``) from the
+``OpenStack-API-Version: placement X.Y`` request header, None without one;
+``body`` is the request body parsed as JSON (the raw text when it is not
+JSON, None when empty); ``status`` is the HTTP status the client saw, or
+``'ConnectFailure'`` / ``'Timeout'`` for an injected transport exception;
+``request_id`` is the ``X-OpenStack-Request-ID`` request header or None.
+"""
+
+CONNECT_FAILURE = 'ConnectFailure'
+TIMEOUT = 'Timeout'
+
+# Exception names accepted by inject_fault() and what each one raises and
+# records. keystoneauth1 turns ConnectionError into ConnectFailure and any
+# requests Timeout into ConnectTimeout.
+_EXCEPTIONS = {
+    'connect': (requests.exceptions.ConnectionError, CONNECT_FAILURE),
+    'timeout': (requests.exceptions.ReadTimeout, TIMEOUT),
+}
+_WHEN = ('before', 'after')
+
+_API_VERSION_RE = re.compile(r'^\s*placement\s+(\S+)\s*$', re.IGNORECASE)
+
+
+def _reason(status_code):
+    try:
+        return http.HTTPStatus(status_code).phrase
+    except ValueError:
+        return 'Unknown'
+
+
+class Fault(object):
+    """A fault armed on a :class:`WSGITransport` by ``inject_fault()``.
+
+    :ivar fired: how many requests this fault has hit so far.
+    :ivar seen: how many matching requests were counted so far.
+    """
+
+    def __init__(self, method, path, nth, status, body, exception, when,
+                 times):
+        self.method = method.upper() if method else None
+        self.path = path
+        self._path_re = re.compile(path) if path is not None else None
+        self.nth = nth
+        self.status = status
+        self.body = body
+        self.exception = exception
+        self.when = when
+        self.times = times
+        self.seen = 0
+        self.fired = 0
+
+    def __repr__(self):
+        return ('<Fault method=%s path=%s nth=%d times=%d %s when=%s '
+                'fired=%d>' % (self.method, self.path, self.nth, self.times,
+                               self.exception or self.status, self.when,
+                               self.fired))
+
+    def matches(self, method, path):
+        """Whether a request with this method and path is a candidate.
+
+        :param method: the HTTP method, upper case.
+        :param path: the path below the mount point, with ``?query``.
+        """
+        if self.method is not None and method != self.method:
+            return False
+        if self._path_re is not None and not self._path_re.search(path):
+            return False
+        return True
+
+    def count(self):
+        """Count one matching request; return True if the fault fires.
+
+        The caller holds the transport lock.
+        """
+        self.seen += 1
+        if self.nth <= self.seen < self.nth + self.times:
+            self.fired += 1
+            return True
+        return False
+
+
+def _validate_fault_args(method, path, nth, status, body, exception, when,
+                         times):
+    if exception is None and status is None:
+        raise ValueError('inject_fault needs either status or exception')
+    if exception is not None and status is not None:
+        raise ValueError('inject_fault takes status or exception, not both')
+    if exception is not None and exception not in _EXCEPTIONS:
+        raise ValueError('unknown exception %r, expected one of %s'
+                         % (exception, ', '.join(sorted(_EXCEPTIONS))))
+    if exception is not None and body is not None:
+        raise ValueError('body is only meaningful with status')
+    if status is not None and (
+            isinstance(status, bool) or not isinstance(status, int) or
+            not 100 <= status <= 599):
+        raise ValueError('status must be an int HTTP status code '
+                         '(100-599), got %r' % (status,))
+    if body is not None and not isinstance(body, (str, bytes)):
+        raise ValueError('body must be str or bytes, got %s'
+                         % type(body).__name__)
+    if when not in _WHEN:
+        raise ValueError('when must be one of %s, got %r'
+                         % (', '.join(_WHEN), when))
+    for name, value in (('nth', nth), ('times', times)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError('%s must be an int >= 1, got %r' % (name, value))
+    if method is not None and not isinstance(method, str):
+        raise ValueError('method must be a string, got %r' % (method,))
+    if path is not None:
+        try:
+            re.compile(path)
+        except (re.error, TypeError) as exc:
+            raise ValueError('path must be a regular expression: %s' % exc)
+
+
+def _body_bytes(body):
+    """Return a PreparedRequest body as bytes, whatever form it has."""
+    if body is None:
+        return b''
+    if isinstance(body, bytes):
+        return body
+    if isinstance(body, str):
+        return body.encode('utf-8')
+    if hasattr(body, 'read'):
+        data = body.read()
+        return data.encode('utf-8') if isinstance(data, str) else data
+    return b''.join(c.encode('utf-8') if isinstance(c, str) else c
+                    for c in body)
+
+
+def _logged_body(data):
+    if not data:
+        return None
+    text = data.decode('utf-8', 'replace')
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def _requested_microversion(headers):
+    # The header may name several services ("placement 1.28, compute 2.1").
+    value = headers.get('OpenStack-API-Version')
+    if not value:
+        return None
+    for part in value.split(','):
+        match = _API_VERSION_RE.match(part)
+        if match:
+            return match.group(1)
+    return None
+
+
+def default_error_body(status, request_id):
+    """Build a placement-style error document for a canned fault status.
+
+    :param status: the HTTP status code.
+    :param request_id: the request id to put in the error.
+    :returns: the JSON body, as bytes.
+    """
+    title = _reason(status)
+    doc = {'errors': [{
+        'status': status,
+        'title': title,
+        'detail': 'Injected fault: %d %s' % (status, title),
+        'code': 'placement.undefined_code',
+        'request_id': request_id,
+    }]}
+    return json.dumps(doc).encode('utf-8')
+
+
+class WSGITransport(requests.adapters.BaseAdapter):
+    """Serve ``requests`` through a WSGI application, with faults and a log.
+
+    :param app: the WSGI application to call.
+    :param script_name: the path the application is mounted at (the path
+        part of the endpoint), stripped from ``PATH_INFO`` and passed as
+        ``SCRIPT_NAME``.
+    :ivar calls: the ordered list of :class:`Call` served so far (in the
+        order responses completed).
+    """
+
+    def __init__(self, app, script_name=''):
+        super(WSGITransport, self).__init__()
+        self.app = app
+        self.script_name = script_name.rstrip('/')
+        self.calls = []
+        self._faults = []
+        # Guards the call log and the fault counters; never held while the
+        # application runs, so a test may block one request in the app while
+        # others go through.
+        self._lock = threading.Lock()
+
+    # -- call log ---------------------------------------------------------
+
+    def reset_calls(self):
+        """Forget every logged call."""
+        with self._lock:
+            del self.calls[:]
+
+    def calls_for(self, method=None, path=None):
+        """Return the logged calls with this method and path.
+
+        :param method: keep calls with this HTTP method (any case).
+        :param path: keep calls whose path (with query) matches this regular
+            expression (``re.search``).
+        :returns: a new list of :class:`Call`, in log order.
+        """
+        method = method.upper() if method else None
+        with self._lock:
+            calls = list(self.calls)
+        return [c for c in calls
+                if (method is None or c.method == method) and
+                (path is None or re.search(path, c.path))]
+
+    # -- faults ---------------------------------------------------------
+
+    def inject_fault(self, method=None, path=None, nth=1, status=None,
+                     body=None, exception=None, when='before', times=1):
+        """Arm a fault on the requests matching ``method`` and ``path``.
+
+        Only matching requests are counted: the fault hits the ``nth`` one
+        and the ``times - 1`` matching requests after it.
+
+        :param method: HTTP method to match (any if None).
+        :param path: regular expression searched in the path with query
+            (any if None).
+        :param nth: the first matching request hit, counting from 1.
+        :param status: answer this HTTP status instead.
+        :param body: the raw body (str or bytes) of the canned answer;
+            default is a placement-style error document.
+        :param exception: ``'connect'`` or ``'timeout'``: raise the
+            corresponding ``requests`` exception instead of answering.
+        :param when: ``'before'``: the application never sees the request;
+            ``'after'``: the application processes it (and changes its
+            state) and then the reply is replaced or lost.
+        :param times: how many consecutive matching requests are hit.
+        :returns: the :class:`Fault`, whose ``fired`` counts hits.
+        :raises ValueError: for inconsistent or malformed arguments.
+        """
+        _validate_fault_args(method, path, nth, status, body, exception,
+                             when, times)
+        fault = Fault(method, path, nth, status, body, exception, when,
+                      times)
+        with self._lock:
+            self._faults.append(fault)
+        return fault
+
+    def clear_faults(self):
+        """Disarm every fault."""
+        with self._lock:
+            del self._faults[:]
+
+    def _pick_fault(self, method, path):
+        # Every armed fault that matches counts the request, even when an
+        # earlier one fires, so that "nth" means the same thing whatever
+        # else is armed. The first firing fault wins.
+        chosen = None
+        with self._lock:
+            for fault in self._faults:
+                if fault.matches(method, path) and fault.count():
+                    chosen = chosen or fault
+        return chosen
+
+    # -- requests adapter -----------------------------------------------
+
+    def send(self, request, stream=False, timeout=None, verify=True,
+             cert=None, proxies=None):
+        """Serve one ``PreparedRequest``; see ``requests.adapters``.
+
+        :param request: the ``requests.PreparedRequest``.
+        :returns: a ``requests.Response``.
+        :raises requests.exceptions.ConnectionError: injected ``connect``.
+        :raises requests.exceptions.ReadTimeout: injected ``timeout``.
+        """
+        data = _body_bytes(request.body)
+        environ = self._environ(request, data)
+        path = environ['PATH_INFO']
+        if environ['QUERY_STRING']:
+            path = '%s?%s' % (path, environ['QUERY_STRING'])
+        method = request.method.upper()
+        headers = request.headers
+        fault = self._pick_fault(method, path)
+
+        def log(status):
+            call = Call(method, path, _requested_microversion(headers),
+                        _logged_body(data), status,
+                        headers.get('X-OpenStack-Request-ID'))
+            with self._lock:
+                self.calls.append(call)
+
+        if fault is not None and fault.when == 'after':
+            self._call_app(environ)
+        if fault is not None and fault.exception:
+            exc_class, recorded = _EXCEPTIONS[fault.exception]
+            log(recorded)
+            raise exc_class('Injected %s fault (%s %s)'
+                            % (fault.exception, method, path),
+                            request=request)
+        if fault is not None:
+            status, resp_headers, body = self._canned(fault)
+        else:
+            status, resp_headers, body = self._call_app(environ)
+        log(status[0])
+        return self._build_response(request, status, resp_headers, body)
+
+    def close(self):
+        """Nothing to release: there is no connection pool."""
+
+    def _environ(self, request, data):
+        parts = urllib.parse.urlsplit(request.url)
+        path = urllib.parse.unquote(parts.path, encoding='latin-1')
+        if self.script_name and path.startswith(self.script_name):
+            path = path[len(self.script_name):]
+        scheme = parts.scheme or 'http'
+        port = parts.port or (443 if scheme == 'https' else 80)
+        environ = {
+            'REQUEST_METHOD': request.method.upper(),
+            'SCRIPT_NAME': self.script_name,
+            'PATH_INFO': path,
+            'QUERY_STRING': parts.query,
+            'SERVER_NAME': parts.hostname or 'localhost',
+            'SERVER_PORT': str(port),
+            'SERVER_PROTOCOL': 'HTTP/1.1',
+            'REMOTE_ADDR': '127.0.0.1',
+            'wsgi.version': (1, 0),
+            'wsgi.url_scheme': scheme,
+            'wsgi.input': io.BytesIO(data),
+            'wsgi.errors': sys.stderr,
+            'wsgi.multithread': True,
+            'wsgi.multiprocess': False,
+            'wsgi.run_once': False,
+        }
+        for name, value in request.headers.items():
+            key = name.upper().replace('-', '_')
+            if key in ('CONTENT_TYPE', 'CONTENT_LENGTH'):
+                environ[key] = value
+            else:
+                environ['HTTP_' + key] = value
+        if data:
+            environ['CONTENT_LENGTH'] = str(len(data))
+        return environ
+
+    def _call_app(self, environ):
+        captured = {}
+        chunks = []
+
+        def start_response(status, headers, exc_info=None):
+            if exc_info and captured:
+                raise exc_info[1].with_traceback(exc_info[2])
+            captured['status'] = status
+            captured['headers'] = headers
+            return chunks.append
+
+        result = self.app(environ, start_response)
+        try:
+            for chunk in result:
+                if chunk:
+                    chunks.append(chunk)
+        finally:
+            if hasattr(result, 'close'):
+                result.close()
+        code, _sep, reason = captured['status'].partition(' ')
+        return (int(code), reason), captured['headers'], b''.join(chunks)
+
+    def _canned(self, fault):
+        request_id = 'req-%s' % uuid.uuid4()
+        body = fault.body
+        if body is None:
+            body = default_error_body(fault.status, request_id)
+        elif isinstance(body, str):
+            body = body.encode('utf-8')
+        headers = [('Content-Type', 'application/json'),
+                   ('Content-Length', str(len(body))),
+                   ('x-openstack-request-id', request_id)]
+        return (fault.status, _reason(fault.status)), headers, body
+
+    def _build_response(self, request, status, headers, body):
+        response = requests.Response()
+        response.status_code, response.reason = status
+        merged = requests.structures.CaseInsensitiveDict()
+        for name, value in headers:
+            if name in merged:
+                value = '%s, %s' % (merged[name], value)
+            merged[name] = value
+        response.headers = merged
+        response._content = body
+        response._content_consumed = True
+        response.url = request.url
+        response.request = request
+        response.connection = self
+        response.encoding = requests.utils.get_encoding_from_headers(merged)
+        return response
