@@ -4,7 +4,7 @@ import uuid
 
 
 def generate_request_id():
-    """Return a request id in the ``req-<uuid>`` form OpenStack services use."""
+    """Return a request id in the ``req-<uuid>`` form of OpenStack."""
     return 'req-%s' % uuid.uuid4()
 
 

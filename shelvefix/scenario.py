@@ -37,7 +37,7 @@ class ShelveScenario(fixtures.Fixture):
 
     def __init__(self, force_delete=True, manager_cls=manager.ComputeManager,
                  placement=None):
-        super(ShelveScenario, self).__init__()
+        super().__init__()
         self.force_delete = force_delete
         self.manager_cls = manager_cls
         self._placement = placement

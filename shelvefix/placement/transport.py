@@ -402,12 +402,15 @@ class WSGITransport(requests.adapters.BaseAdapter):
         request_id = 'req-%s' % uuid.uuid4()
         body = fault.body
         if body is None:
-            body = default_error_body(fault.status, request_id)
+            # Only an error status gets a default (error) document.
+            body = (default_error_body(fault.status, request_id)
+                    if fault.status >= 400 else b'')
         elif isinstance(body, str):
             body = body.encode('utf-8')
-        headers = [('Content-Type', 'application/json'),
-                   ('Content-Length', str(len(body))),
+        headers = [('Content-Length', str(len(body))),
                    ('x-openstack-request-id', request_id)]
+        if body:
+            headers.insert(0, ('Content-Type', 'application/json'))
         return (fault.status, _reason(fault.status)), headers, body
 
     def _build_response(self, request, status, headers, body):

@@ -30,22 +30,26 @@ def error_from_response(resp):
         body = resp.json()
         first = body['errors'][0]
         code = first.get('code')
-        detail = first.get('detail') or first.get('title')
+        # Placement's details are webob bodies: a generic sentence, a blank
+        # line, then the specific reason. Fold them onto one line.
+        detail = ' '.join(str(first.get('detail') or
+                              first.get('title') or '').split())
     except (ValueError, KeyError, IndexError, TypeError, AttributeError):
         snippet = text[:200] + ('...' if len(text) > 200 else '')
         return PlacementError(resp.status_code, None,
-                              'HTTP %d with a body that is not a placement '
-                              'error document: %r' % (resp.status_code,
-                                                      snippet),
-                              text)
+                              'a body that is not a placement error '
+                              'document: %r' % snippet, text)
     return PlacementError(resp.status_code, code, detail, text)
 
 
 def describe(err):
-    """One line for logs and exception messages: status, code and detail."""
+    """One line for logs and exception messages: status, code and detail.
+
+    Placement only sends ``code`` at microversion 1.23 and later.
+    """
     if err.code:
         return 'HTTP %d %s: %s' % (err.status, err.code, err.detail)
-    return err.detail
+    return 'HTTP %d: %s' % (err.status, err.detail)
 
 
 def is_consumer_generation_conflict(err):

@@ -4,8 +4,8 @@ Each actor runs in its own thread with its own request id prefix
 (``req-compute-``, ``req-scheduler-``). The sequencer wraps the placement
 transport: a request from a scripted actor waits until the script's next
 step is that actor's method, then goes through. Requests of actors not in
-the script pass freely. A step that never comes fails the test instead of
-hanging it.
+the script, and every request once the script is played out, pass freely.
+A step that never comes fails the test instead of hanging it.
 """
 
 import threading
@@ -37,7 +37,7 @@ class Sequencer(object):
 
     def send(self, request, **kwargs):
         actor = self._actor(request)
-        if actor is None:
+        if actor is None or self.finished:
             return self._send(request, **kwargs)
         step = (actor, request.method.upper())
         with self._cond:

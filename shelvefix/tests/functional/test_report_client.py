@@ -82,7 +82,7 @@ class GetAllocationsTestCase(ReportClientTestCase):
         cases = [
             ({'status': 500}, 'HTTP 500 placement.undefined_code'),
             ({'status': 503, 'body': '<html>down</html>'},
-             "HTTP 503 with a body that is not a placement error "
+             "HTTP 503: a body that is not a placement error "
              "document: '<html>down</html>'"),
             ({'status': 200, 'body': 'not json'},
              "placement answered 200 without an allocations document: "
@@ -161,21 +161,24 @@ class ClaimResourcesTestCase(ReportClientTestCase):
         e = self.assertRaises(exception.AllocationUpdateFailed,
                               self.client.claim_resources, self.context,
                               self.consumer, request, 'proj', 'user', '1.28')
-        self.assertIn('consumer generation conflict - expected 7 but got 1',
+        # Placement says what it has first, then what it was sent.
+        self.assertIn('consumer generation conflict - expected 1 but got 7',
                       str(e))
 
     def test_consumer_generation_conflict(self):
         self.claim()
-        # A stale expectation that the consumer is new.
+        # A stale expectation that the consumer is new. (Placement words
+        # this case "got None", the reverse one "expected null".)
         e = self.assertRaises(
             exception.AllocationUpdateFailed, self.client.put_allocations,
             self.context, self.consumer,
             dict(self.alloc_req(self.rp2), consumer_generation=None,
                  project_id='proj', user_id='user'))
-        self.assertEqual(
-            'Failed to update allocations for consumer %s. Error: consumer '
-            'generation conflict - expected null but got 1' % self.consumer,
-            str(e).split('\n')[0].rstrip())
+        self.assertIn(
+            'Failed to update allocations for consumer %s. Error: There was '
+            'a conflict when trying to complete your request. consumer '
+            'generation conflict - expected 1 but got None' % self.consumer,
+            str(e))
         self.assertEqual(409, e.kwargs['placement_error'].status)
         self.sleep.assert_not_called()
 
@@ -224,7 +227,7 @@ class ClaimResourcesTestCase(ReportClientTestCase):
     def test_server_errors_and_transport_failures(self):
         cases = [({'status': 500}, 'HTTP 500'),
                  ({'status': 503, 'body': 'Service Unavailable'},
-                  "body that is not a placement error document: "
+                  "HTTP 503: a body that is not a placement error document: "
                   "'Service Unavailable'"),
                  ({'exception': 'connect'}, 'ConnectFailure'),
                  ({'exception': 'timeout'}, 'ConnectTimeout')]
@@ -336,8 +339,9 @@ class DeleteAllocationTestCase(ReportClientTestCase):
         e = self.assertRaises(exception.AllocationDeleteFailed, self.delete,
                               False)
         self.assertIn('Failed to delete allocations for consumer %s. Error: '
-                      'consumer generation conflict - expected 2 but got 1'
-                      % self.consumer, str(e))
+                      'There was a conflict when trying to complete your '
+                      'request. consumer generation conflict - expected 2 '
+                      'but got 1' % self.consumer, str(e))
         self.assertEqual(2, len(real_get(self.context,
                                          self.consumer)['allocations']))
 

@@ -12,8 +12,8 @@ import testscenarios
 from shelvefix.compute import task_states
 from shelvefix.compute import vm_states
 from shelvefix import exception
-from shelvefix.tests import base
 from shelvefix import scenario
+from shelvefix.tests import base
 
 load_tests = testscenarios.load_tests_apply_scenarios
 
@@ -46,7 +46,8 @@ class ShelveOffloadTestCase(base.TestCase):
         self.assertTrue(scn.unshelve_claim())
         allocs = scn.allocations()
         self.assertEqual([scn.dst], list(allocs['allocations']))
-        self.assertIsNone(scn.placement.calls[-1].body['consumer_generation'])
+        put = scn.placement.transport.calls_for('PUT')[-1]
+        self.assertIsNone(put.body['consumer_generation'])
 
     def test_offload_without_allocations(self):
         # Nothing to free (already gone): both strategies still offload.

@@ -22,9 +22,9 @@ import testscenarios
 from shelvefix.compute import manager
 from shelvefix.compute import vm_states
 from shelvefix import exception
+from shelvefix import scenario
 from shelvefix.tests import base
 from shelvefix.tests.functional import legacy
-from shelvefix import scenario
 from shelvefix.tests.functional import sequencer
 
 load_tests = testscenarios.load_tests_apply_scenarios

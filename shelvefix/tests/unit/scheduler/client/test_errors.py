@@ -41,9 +41,9 @@ class ErrorFromResponseTestCase(base.TestCase):
         err = errors.error_from_response(
             _response(502, b'<html>Bad Gateway</html>'))
         self.assertIsNone(err.code)
-        self.assertIn('HTTP 502 with a body that is not a placement error '
-                      "document: '<html>Bad Gateway</html>'", err.detail)
-        self.assertEqual(err.detail, errors.describe(err))
+        self.assertEqual("a body that is not a placement error document: "
+                         "'<html>Bad Gateway</html>'", err.detail)
+        self.assertEqual('HTTP 502: ' + err.detail, errors.describe(err))
 
     def test_json_without_errors_list(self):
         err = errors.error_from_response(_response(500, {'oops': 1}))

@@ -1,0 +1,180 @@
+"""``/resource_providers`` and ``/resource_providers/{uuid}``."""
+
+import uuid as uuidlib
+
+from shelvefix.placement import errors
+from shelvefix.placement import exception
+from shelvefix.placement.handlers import common
+from shelvefix.placement import schemas
+from shelvefix.placement import validation
+from shelvefix.placement import wsgi
+
+# The link relations a provider shows, and the microversion each appeared.
+_LINKS = (('inventories', (1, 0)), ('usages', (1, 0)),
+          ('aggregates', (1, 1)), ('traits', (1, 6)),
+          ('allocations', (1, 11)))
+
+
+def serialize(req, provider):
+    """The JSON representation of a provider at the request's version.
+
+    :param req: the request.
+    :param provider: a :class:`~shelvefix.placement.models.Provider`.
+    """
+    url = common.provider_url(req, provider.uuid)
+    links = [{'rel': 'self', 'href': url}]
+    links.extend({'rel': rel, 'href': '%s/%s' % (url, rel)}
+                 for rel, since in _LINKS if req.version.matches(since))
+    data = {'uuid': provider.uuid, 'name': provider.name,
+            'generation': provider.generation, 'links': links}
+    if req.version.matches((1, 14)):
+        data['parent_provider_uuid'] = provider.parent_provider_uuid
+        data['root_provider_uuid'] = provider.root_provider_uuid
+    return data
+
+
+def create(req, state):
+    """``POST /resource_providers``.
+
+    201 with only a Location header before 1.20, 200 with the provider
+    from 1.20 on.
+    """
+    common.require_json(req)
+    schema = schemas.POST_PROVIDER
+    if req.version.matches((1, 14)):
+        schema = schemas.POST_PROVIDER_V1_14
+    data = validation.extract_json(req.body, schema)
+    uuid = data.get('uuid')
+    uuid = validation.normalize_uuid(uuid) if uuid else str(uuidlib.uuid4())
+    try:
+        provider = state.create_provider(
+            data['name'], uuid, data.get('parent_provider_uuid'))
+    except (exception.ProviderNameExists, exception.ProviderUuidExists) as e:
+        raise errors.Conflict(str(e), code=errors.DUPLICATE_NAME)
+    except exception.ProviderActionError as exc:
+        raise errors.BadRequest(
+            'Unable to create resource provider "%s", %s: %s'
+            % (data['name'], uuid, exc))
+    location = req.host_url + common.provider_url(req, provider.uuid)
+    if req.version.matches((1, 20)):
+        response = wsgi.json_response(serialize(req, provider))
+        common.cache_headers(req, response)
+    else:
+        response = wsgi.empty_response(201)
+    response.add_header('Location', location)
+    return response
+
+
+def show(req, state):
+    """``GET /resource_providers/{uuid}``; an unknown uuid is a 404."""
+    common.check_accept(req)
+    uuid = req.params['uuid']
+    provider = state.get_provider(uuid)
+    return common.cache_headers(
+        req, wsgi.json_response(serialize(req, provider)),
+        state.provider_last_modified(uuid))
+
+
+def _resources_filter(text):
+    expected = ('Badly formed resources parameter. Expected resources '
+                'query string parameter in form: '
+                '?resources=VCPU:2,MEMORY_MB:1024. Got: %s.')
+    if not text.strip():
+        raise errors.BadRequest(expected % 'empty string')
+    amounts = {}
+    for item in text.split(','):
+        try:
+            name, amount = item.split(':')
+        except ValueError:
+            raise errors.BadRequest(expected % item)
+        try:
+            amount = int(amount)
+        except ValueError:
+            raise errors.BadRequest(
+                'Requested resource %s expected positive integer amount. '
+                'Got: %s.' % (name, amount))
+        if amount < 1:
+            raise errors.BadRequest(
+                'Requested resource %s requires amount >= 1. Got: %d.'
+                % (name, amount))
+        amounts[name] = amount
+    return amounts
+
+
+def index(req, state):
+    """``GET /resource_providers`` with name, uuid, in_tree, resources.
+
+    ``member_of`` and ``required`` are validated but the double does not
+    model aggregates or traits, so filtering on them answers 501.
+    """
+    common.check_accept(req)
+    params = req.query
+    validation.validate_query(params, schemas.list_providers(req.version))
+    for unsupported in ('member_of', 'required'):
+        if unsupported in params:
+            raise errors.NotImplementedInDouble(
+                'Filtering resource providers on %s is not implemented by '
+                'the placement double.' % unsupported)
+    resources = None
+    if 'resources' in params:
+        resources = _resources_filter(params['resources'])
+    try:
+        providers = state.list_providers(
+            name=params.get('name'), uuid=params.get('uuid'),
+            in_tree=params.get('in_tree'), resources=resources)
+    except exception.ResourceClassNotFound as exc:
+        raise errors.BadRequest(
+            'Invalid resource class in resources parameter: %s' % exc)
+    body = {'resource_providers': [serialize(req, rp) for rp in providers]}
+    stamps = [state.provider_last_modified(rp.uuid) for rp in providers]
+    return common.cache_headers(req, wsgi.json_response(body),
+                                common.newest(stamps))
+
+
+def update(req, state):
+    """``PUT /resource_providers/{uuid}``: name and parent.
+
+    Changing or removing an existing parent needs microversion 1.37.
+    """
+    common.require_json(req)
+    uuid = req.params['uuid']
+    current = state.get_provider(uuid)
+    schema = schemas.PUT_PROVIDER
+    if req.version.matches((1, 14)):
+        schema = schemas.PUT_PROVIDER_V1_14
+    data = validation.extract_json(req.body, schema)
+    parent = data.get('parent_provider_uuid', current.parent_provider_uuid)
+    try:
+        provider = state.update_provider(
+            uuid, data['name'], parent,
+            allow_reparenting=req.version.matches((1, 37)))
+    except exception.ProviderNameExists:
+        raise errors.Conflict(
+            'Conflicting resource provider %s already exists.'
+            % data['name'], code=errors.DUPLICATE_NAME)
+    except exception.ProviderActionError as exc:
+        raise errors.BadRequest(
+            'Unable to save resource provider %s: %s' % (uuid, exc))
+    return common.cache_headers(
+        req, wsgi.json_response(serialize(req, provider)),
+        state.provider_last_modified(uuid))
+
+
+def delete(req, state):
+    """``DELETE /resource_providers/{uuid}``."""
+    uuid = req.params['uuid']
+    try:
+        state.delete_provider(uuid)
+    except exception.ResourceProviderNotFound:
+        raise errors.NotFound(
+            'No resource provider with uuid %s found for delete' % uuid)
+    except exception.ResourceProviderInUse as exc:
+        raise errors.Conflict(
+            'Unable to delete resource provider %s: %s' % (uuid, exc),
+            code=errors.PROVIDER_IN_USE)
+    except exception.CannotDeleteParentResourceProvider:
+        raise errors.Conflict(
+            'Unable to delete parent resource provider %s: It has child '
+            'resource providers.' % uuid,
+            code=errors.PROVIDER_CANNOT_DELETE_PARENT)
+    return wsgi.empty_response()

@@ -1,0 +1,278 @@
+"""JSON schemas of the placement double, per microversion.
+
+They accept and refuse exactly what placement's schemas do. They are also
+*laid out* like placement's (same keys in the same order), because a
+validation error's ``detail`` quotes the failing schema verbatim and a
+client comparing error text must see placement's text.
+"""
+
+import copy
+
+from shelvefix.placement import models
+
+UUID_PATTERN = '^[0-9a-fA-F-]{36}$'
+RC_PATTERN = '^[A-Z0-9_]+$'
+CONSUMER_TYPE_PATTERN = RC_PATTERN
+CONSUMER_TYPE_GET_PATTERN = '%s|^all|^unknown$' % CONSUMER_TYPE_PATTERN
+GROUP_PATTERN = '[a-zA-Z0-9_-]{1,64}'
+# The largest float the inventory column holds.
+FLOAT_MAX = 3.40282e+38
+
+
+def _string(min_length=None, max_length=None, **extra):
+    schema = {'type': 'string'}
+    schema.update(extra)
+    if min_length is not None:
+        schema['minLength'] = min_length
+    if max_length is not None:
+        schema['maxLength'] = max_length
+    return schema
+
+
+def _uuid():
+    return {'type': 'string', 'format': 'uuid'}
+
+
+def _external_id():
+    return _string(min_length=1, max_length=255)
+
+
+def _amounts():
+    return {'type': 'object', 'minProperties': 1,
+            'patternProperties': {RC_PATTERN: {'type': 'integer',
+                                               'minimum': 1}},
+            'additionalProperties': False}
+
+
+def _with(schema, required=(), drop_required=(), drop=(), **properties):
+    """A deep copy of ``schema`` with properties added or removed."""
+    result = copy.deepcopy(schema)
+    for name in drop:
+        result['properties'].pop(name)
+    result['properties'].update(copy.deepcopy(properties))
+    result['required'] = [name for name in result['required']
+                          if name not in drop_required] + list(required)
+    return result
+
+
+# -- resource providers -----------------------------------------------------
+
+POST_PROVIDER = {
+    'type': 'object',
+    'properties': {'name': _string(max_length=200), 'uuid': _uuid()},
+    'required': ['name'],
+    'additionalProperties': False,
+}
+PUT_PROVIDER = _with(POST_PROVIDER, drop=['uuid'])
+_PARENT = {'anyOf': [_uuid(), {'type': 'null'}]}
+POST_PROVIDER_V1_14 = _with(POST_PROVIDER, parent_provider_uuid=_PARENT)
+PUT_PROVIDER_V1_14 = _with(POST_PROVIDER_V1_14, drop=['uuid'])
+
+LIST_PROVIDERS = {
+    'type': 'object',
+    'properties': {'name': _string(), 'uuid': _uuid()},
+    'additionalProperties': False,
+}
+
+
+def _query(schema, **properties):
+    result = copy.deepcopy(schema)
+    result['properties'].update(properties)
+    return result
+
+
+LIST_PROVIDERS_V1_3 = _query(LIST_PROVIDERS, member_of=_string())
+LIST_PROVIDERS_V1_4 = _query(LIST_PROVIDERS_V1_3, resources=_string())
+LIST_PROVIDERS_V1_14 = _query(LIST_PROVIDERS_V1_4, in_tree=_uuid())
+LIST_PROVIDERS_V1_18 = _query(LIST_PROVIDERS_V1_14, required=_string())
+
+
+def list_providers(version):
+    """The query schema of ``GET /resource_providers``.
+
+    :param version: the request microversion.
+    """
+    for minimum, schema in (((1, 18), LIST_PROVIDERS_V1_18),
+                            ((1, 14), LIST_PROVIDERS_V1_14),
+                            ((1, 4), LIST_PROVIDERS_V1_4),
+                            ((1, 3), LIST_PROVIDERS_V1_3)):
+        if version.matches(minimum):
+            return schema
+    return LIST_PROVIDERS
+
+
+# -- inventories ------------------------------------------------------------
+
+def _bounded(minimum):
+    return {'type': 'integer', 'maximum': models.MAX_INT,
+            'minimum': minimum}
+
+
+INVENTORY = {
+    'type': 'object',
+    'properties': {
+        'resource_provider_generation': {'type': 'integer'},
+        'total': _bounded(1),
+        'reserved': _bounded(0),
+        'min_unit': _bounded(1),
+        'max_unit': _bounded(1),
+        'step_size': _bounded(1),
+        'allocation_ratio': {'type': 'number', 'maximum': FLOAT_MAX},
+    },
+    'required': ['total', 'resource_provider_generation'],
+    'additionalProperties': False,
+}
+POST_INVENTORY = _with(
+    INVENTORY, required=['resource_class'],
+    drop_required=['resource_provider_generation'],
+    resource_class={'type': 'string', 'pattern': RC_PATTERN})
+PUT_INVENTORIES = {
+    'type': 'object',
+    'properties': {
+        'resource_provider_generation': {'type': 'integer'},
+        'inventories': {
+            'type': 'object',
+            'patternProperties': {
+                RC_PATTERN: _with(
+                    INVENTORY,
+                    drop_required=['resource_provider_generation']),
+            },
+        },
+    },
+    'required': ['resource_provider_generation', 'inventories'],
+    'additionalProperties': False,
+}
+
+# -- allocations ------------------------------------------------------------
+
+ALLOCATIONS_V1_0 = {
+    'type': 'object',
+    'properties': {
+        'allocations': {
+            'type': 'array',
+            'minItems': 1,
+            'items': {
+                'type': 'object',
+                'properties': {
+                    'resource_provider': {
+                        'type': 'object',
+                        'properties': {'uuid': _uuid()},
+                        'additionalProperties': False,
+                        'required': ['uuid'],
+                    },
+                    'resources': _amounts(),
+                },
+                'required': ['resource_provider', 'resources'],
+                'additionalProperties': False,
+            },
+        },
+    },
+    'required': ['allocations'],
+    'additionalProperties': False,
+}
+ALLOCATIONS_V1_8 = _with(ALLOCATIONS_V1_0, required=['project_id', 'user_id'],
+                         project_id=_external_id(), user_id=_external_id())
+
+
+def _by_provider(min_providers):
+    return {
+        'type': 'object',
+        'minProperties': min_providers,
+        'patternProperties': {
+            UUID_PATTERN: {
+                'type': 'object',
+                'properties': {'generation': {'type': 'integer'},
+                               'resources': _amounts()},
+                'required': ['resources'],
+                'additionalProperties': False,
+            },
+        },
+        'additionalProperties': False,
+    }
+
+
+def _dict_allocations(min_providers):
+    return {
+        'type': 'object',
+        'properties': {'allocations': _by_provider(min_providers),
+                       'project_id': _external_id(),
+                       'user_id': _external_id()},
+        'additionalProperties': False,
+        'required': ['allocations', 'project_id', 'user_id'],
+    }
+
+
+_NULLABLE_GENERATION = {'type': ['integer', 'null'],
+                        'additionalProperties': False}
+_MAPPINGS = {
+    'type': 'object',
+    'minProperties': 1,
+    'patternProperties': {
+        GROUP_PATTERN: {'type': 'array', 'minItems': 1, 'items': _uuid()},
+    },
+}
+_CONSUMER_TYPE = _string(min_length=1, max_length=255,
+                         pattern=CONSUMER_TYPE_PATTERN)
+
+ALLOCATIONS_V1_12 = _dict_allocations(1)
+# From 1.28 a write may empty a consumer (and must name its generation).
+ALLOCATIONS_V1_28 = _with(_dict_allocations(0),
+                          required=['consumer_generation'],
+                          consumer_generation=_NULLABLE_GENERATION)
+ALLOCATIONS_V1_34 = _with(ALLOCATIONS_V1_28, mappings=_MAPPINGS)
+ALLOCATIONS_V1_38 = _with(ALLOCATIONS_V1_34, required=['consumer_type'],
+                          consumer_type=_CONSUMER_TYPE)
+
+
+def _post(consumer_schema):
+    return {'type': 'object', 'minProperties': 1,
+            'additionalProperties': False,
+            'patternProperties': {UUID_PATTERN: consumer_schema}}
+
+
+POST_ALLOCATIONS_V1_13 = _post(_dict_allocations(0))
+POST_ALLOCATIONS_V1_28 = _post(ALLOCATIONS_V1_28)
+POST_ALLOCATIONS_V1_34 = _post(ALLOCATIONS_V1_34)
+POST_ALLOCATIONS_V1_38 = _post(ALLOCATIONS_V1_38)
+
+
+def put_allocations(version):
+    """The body schema of ``PUT /allocations/{consumer}``.
+
+    :param version: the request microversion.
+    """
+    for minimum, schema in (((1, 38), ALLOCATIONS_V1_38),
+                            ((1, 34), ALLOCATIONS_V1_34),
+                            ((1, 28), ALLOCATIONS_V1_28),
+                            ((1, 12), ALLOCATIONS_V1_12),
+                            ((1, 8), ALLOCATIONS_V1_8)):
+        if version.matches(minimum):
+            return schema
+    return ALLOCATIONS_V1_0
+
+
+def post_allocations(version):
+    """The body schema of ``POST /allocations`` (1.13 and later).
+
+    :param version: the request microversion.
+    """
+    for minimum, schema in (((1, 38), POST_ALLOCATIONS_V1_38),
+                            ((1, 34), POST_ALLOCATIONS_V1_34),
+                            ((1, 28), POST_ALLOCATIONS_V1_28)):
+        if version.matches(minimum):
+            return schema
+    return POST_ALLOCATIONS_V1_13
+
+
+# -- usages -----------------------------------------------------------------
+
+USAGES_V1_9 = {
+    'type': 'object',
+    'properties': {'project_id': _external_id(),
+                   'user_id': _external_id()},
+    'required': ['project_id'],
+    'additionalProperties': False,
+}
+USAGES_V1_38 = _query(
+    USAGES_V1_9, consumer_type=_string(min_length=1, max_length=255,
+                                       pattern=CONSUMER_TYPE_GET_PATTERN))

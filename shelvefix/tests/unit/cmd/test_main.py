@@ -1,0 +1,71 @@
+"""Tests for the shelvefix command line."""
+
+import functools
+import io
+import json
+from unittest import mock
+
+import fixtures
+
+from shelvefix.cmd import main
+from shelvefix import scenario
+from shelvefix.tests import base
+from shelvefix.tests.functional import legacy
+
+
+class TimelineCommandTestCase(base.TestCase):
+
+    def run_main(self, *argv):
+        out = io.StringIO()
+        return main.main(list(argv), out=out), out.getvalue()
+
+    def test_text_both_strategies(self):
+        rc, out = self.run_main('timeline')
+        self.assertEqual(0, rc)
+        self.assertIn('(free with DELETE)', out)
+        self.assertIn('(free with GET + PUT empty)', out)
+        self.assertIn('consumer_generation=null -> 204', out)
+        self.assertEqual(2, out.count('result: OK'))
+
+    def test_json_one_strategy(self):
+        rc, out = self.run_main('timeline', '--free', 'get-put', '--json')
+        self.assertEqual(0, rc)
+        (result,) = json.loads(out)
+        self.assertTrue(result['ok'])
+        self.assertEqual([], result['order_violations'])
+        self.assertEqual(
+            [('compute', 'GET'), ('compute', 'PUT'), ('compute', 'save'),
+             ('compute', 'save'), ('scheduler', 'GET'),
+             ('scheduler', 'PUT')],
+            [(e['actor'], e.get('method', e['event']))
+             for e in result['events']])
+        self.assertEqual(result['allocations_expected'],
+                         result['allocations_held'])
+
+    def test_legacy_order_exits_non_zero(self):
+        legacy_scenario = functools.partial(
+            scenario.ShelveScenario,
+            manager_cls=legacy.LegacyComputeManager)
+        with mock.patch.object(main.scenario, 'ShelveScenario',
+                               legacy_scenario):
+            rc, out = self.run_main('timeline', '--free', 'delete')
+        self.assertEqual(1, rc)
+        self.assertIn('came after the save that made SHELVED_OFFLOADED '
+                      'visible', out)
+        self.assertIn('result: FAILED', out)
+
+    def test_claim_failure_is_reported(self):
+        with mock.patch.object(scenario.ShelveScenario, 'unshelve_claim',
+                               side_effect=RuntimeError('no host')):
+            rc, out = self.run_main('timeline', '--free', 'delete')
+        self.assertEqual(1, rc)
+        self.assertIn('unshelve claim: no host', out)
+
+    def test_usage_errors(self):
+        stderr = self.useFixture(fixtures.StringStream('stderr')).stream
+        with mock.patch('sys.stderr', stderr):
+            self.assertRaises(SystemExit, main.main, [])
+            self.assertRaises(SystemExit, main.main,
+                              ['timeline', '--free', 'bogus'])
+        stderr.seek(0)
+        self.assertIn("invalid choice: 'bogus'", stderr.read())
