@@ -37,17 +37,22 @@ placement_opts = [
 ]
 
 
+def _adapter_opts():
+    # Defaults set on the options themselves (not with conf.set_default,
+    # which a config fixture's reset() forgets) and so also in the sample.
+    opts = ks_loading.get_adapter_conf_options(include_deprecated=False)
+    cfg.set_defaults(opts, service_type=DEFAULT_SERVICE_TYPE,
+                     valid_interfaces=['internal', 'public'])
+    return opts
+
+
 def register_opts(conf):
     """Register the [placement] options, keystoneauth1's included."""
     conf.register_group(placement_group)
     conf.register_opts(placement_opts, group=placement_group)
     ks_loading.register_session_conf_options(conf, GROUP_NAME)
     ks_loading.register_auth_conf_options(conf, GROUP_NAME)
-    ks_loading.register_adapter_conf_options(conf, GROUP_NAME,
-                                             include_deprecated=False)
-    conf.set_default('service_type', DEFAULT_SERVICE_TYPE, group=GROUP_NAME)
-    conf.set_default('valid_interfaces', ['internal', 'public'],
-                     group=GROUP_NAME)
+    conf.register_opts(_adapter_opts(), group=placement_group)
 
 
 def list_opts():
@@ -59,5 +64,5 @@ def list_opts():
             ks_loading.get_auth_common_conf_options() +
             ks_loading.get_auth_plugin_conf_options('password') +
             ks_loading.get_auth_plugin_conf_options('admin_token') +
-            ks_loading.get_adapter_conf_options(include_deprecated=False))
+            _adapter_opts())
     }

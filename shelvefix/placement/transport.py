@@ -14,7 +14,6 @@ processed it (the reply is lost, the state change is not).
 """
 
 import collections
-import http
 import io
 import json
 import re
@@ -27,6 +26,13 @@ import requests
 import requests.adapters
 import requests.structures
 import requests.utils
+
+from shelvefix.placement import faults
+
+# Re-exported: inject_fault() returns one.
+Fault = faults.Fault
+CONNECT_FAILURE = faults.CONNECT_FAILURE
+TIMEOUT = faults.TIMEOUT
 
 Call = collections.namedtuple(
     'Call', ['method', 'path', 'microversion', 'body', 'status',
@@ -42,111 +48,7 @@ JSON, None when empty); ``status`` is the HTTP status the client saw, or
 ``request_id`` is the ``X-OpenStack-Request-ID`` request header or None.
 """
 
-CONNECT_FAILURE = 'ConnectFailure'
-TIMEOUT = 'Timeout'
-
-# Exception names accepted by inject_fault() and what each one raises and
-# records. keystoneauth1 turns ConnectionError into ConnectFailure and any
-# requests Timeout into ConnectTimeout.
-_EXCEPTIONS = {
-    'connect': (requests.exceptions.ConnectionError, CONNECT_FAILURE),
-    'timeout': (requests.exceptions.ReadTimeout, TIMEOUT),
-}
-_WHEN = ('before', 'after')
-
 _API_VERSION_RE = re.compile(r'^\s*placement\s+(\S+)\s*$', re.IGNORECASE)
-
-
-def _reason(status_code):
-    try:
-        return http.HTTPStatus(status_code).phrase
-    except ValueError:
-        return 'Unknown'
-
-
-class Fault(object):
-    """A fault armed on a :class:`WSGITransport` by ``inject_fault()``.
-
-    :ivar fired: how many requests this fault has hit so far.
-    :ivar seen: how many matching requests were counted so far.
-    """
-
-    def __init__(self, method, path, nth, status, body, exception, when,
-                 times):
-        self.method = method.upper() if method else None
-        self.path = path
-        self._path_re = re.compile(path) if path is not None else None
-        self.nth = nth
-        self.status = status
-        self.body = body
-        self.exception = exception
-        self.when = when
-        self.times = times
-        self.seen = 0
-        self.fired = 0
-
-    def __repr__(self):
-        return ('<Fault method=%s path=%s nth=%d times=%d %s when=%s '
-                'fired=%d>' % (self.method, self.path, self.nth, self.times,
-                               self.exception or self.status, self.when,
-                               self.fired))
-
-    def matches(self, method, path):
-        """Whether a request with this method and path is a candidate.
-
-        :param method: the HTTP method, upper case.
-        :param path: the path below the mount point, with ``?query``.
-        """
-        if self.method is not None and method != self.method:
-            return False
-        if self._path_re is not None and not self._path_re.search(path):
-            return False
-        return True
-
-    def count(self):
-        """Count one matching request; return True if the fault fires.
-
-        The caller holds the transport lock.
-        """
-        self.seen += 1
-        if self.nth <= self.seen < self.nth + self.times:
-            self.fired += 1
-            return True
-        return False
-
-
-def _validate_fault_args(method, path, nth, status, body, exception, when,
-                         times):
-    if exception is None and status is None:
-        raise ValueError('inject_fault needs either status or exception')
-    if exception is not None and status is not None:
-        raise ValueError('inject_fault takes status or exception, not both')
-    if exception is not None and exception not in _EXCEPTIONS:
-        raise ValueError('unknown exception %r, expected one of %s'
-                         % (exception, ', '.join(sorted(_EXCEPTIONS))))
-    if exception is not None and body is not None:
-        raise ValueError('body is only meaningful with status')
-    if status is not None and (
-            isinstance(status, bool) or not isinstance(status, int) or
-            not 100 <= status <= 599):
-        raise ValueError('status must be an int HTTP status code '
-                         '(100-599), got %r' % (status,))
-    if body is not None and not isinstance(body, (str, bytes)):
-        raise ValueError('body must be str or bytes, got %s'
-                         % type(body).__name__)
-    if when not in _WHEN:
-        raise ValueError('when must be one of %s, got %r'
-                         % (', '.join(_WHEN), when))
-    for name, value in (('nth', nth), ('times', times)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError('%s must be an int >= 1, got %r' % (name, value))
-    if method is not None and not isinstance(method, str):
-        raise ValueError('method must be a string, got %r' % (method,))
-    if path is not None:
-        try:
-            re.compile(path)
-        except (re.error, TypeError) as exc:
-            raise ValueError('path must be a regular expression: %s' % exc)
 
 
 def _body_bytes(body):
@@ -184,24 +86,6 @@ def _requested_microversion(headers):
         if match:
             return match.group(1)
     return None
-
-
-def default_error_body(status, request_id):
-    """Build a placement-style error document for a canned fault status.
-
-    :param status: the HTTP status code.
-    :param request_id: the request id to put in the error.
-    :returns: the JSON body, as bytes.
-    """
-    title = _reason(status)
-    doc = {'errors': [{
-        'status': status,
-        'title': title,
-        'detail': 'Injected fault: %d %s' % (status, title),
-        'code': 'placement.undefined_code',
-        'request_id': request_id,
-    }]}
-    return json.dumps(doc).encode('utf-8')
 
 
 class WSGITransport(requests.adapters.BaseAdapter):
@@ -270,13 +154,14 @@ class WSGITransport(requests.adapters.BaseAdapter):
             ``'after'``: the application processes it (and changes its
             state) and then the reply is replaced or lost.
         :param times: how many consecutive matching requests are hit.
-        :returns: the :class:`Fault`, whose ``fired`` counts hits.
+        :returns: the :class:`~shelvefix.placement.faults.Fault`; its
+            ``fired`` counts the hits.
         :raises ValueError: for inconsistent or malformed arguments.
         """
-        _validate_fault_args(method, path, nth, status, body, exception,
+        faults.validate(method, path, nth, status, body, exception, when,
+                        times)
+        fault = faults.Fault(method, path, nth, status, body, exception,
                              when, times)
-        fault = Fault(method, path, nth, status, body, exception, when,
-                      times)
         with self._lock:
             self._faults.append(fault)
         return fault
@@ -288,13 +173,16 @@ class WSGITransport(requests.adapters.BaseAdapter):
 
     def _pick_fault(self, method, path):
         # Every armed fault that matches counts the request, even when an
-        # earlier one fires, so that "nth" means the same thing whatever
-        # else is armed. The first firing fault wins.
+        # earlier one takes it, so that "nth" means the same thing whatever
+        # else is armed. The first fault in its window wins.
         chosen = None
         with self._lock:
             for fault in self._faults:
-                if fault.matches(method, path) and fault.count():
-                    chosen = chosen or fault
+                if (fault.matches(method, path) and fault.count() and
+                        chosen is None):
+                    chosen = fault
+            if chosen is not None:
+                chosen.fired += 1
         return chosen
 
     # -- requests adapter -----------------------------------------------
@@ -327,7 +215,7 @@ class WSGITransport(requests.adapters.BaseAdapter):
         if fault is not None and fault.when == 'after':
             self._call_app(environ)
         if fault is not None and fault.exception:
-            exc_class, recorded = _EXCEPTIONS[fault.exception]
+            exc_class, recorded = faults.EXCEPTIONS[fault.exception]
             log(recorded)
             raise exc_class('Injected %s fault (%s %s)'
                             % (fault.exception, method, path),
@@ -403,7 +291,7 @@ class WSGITransport(requests.adapters.BaseAdapter):
         body = fault.body
         if body is None:
             # Only an error status gets a default (error) document.
-            body = (default_error_body(fault.status, request_id)
+            body = (faults.default_error_body(fault.status, request_id)
                     if fault.status >= 400 else b'')
         elif isinstance(body, str):
             body = body.encode('utf-8')
@@ -411,7 +299,7 @@ class WSGITransport(requests.adapters.BaseAdapter):
                    ('x-openstack-request-id', request_id)]
         if body:
             headers.insert(0, ('Content-Type', 'application/json'))
-        return (fault.status, _reason(fault.status)), headers, body
+        return (fault.status, faults.reason(fault.status)), headers, body
 
     def _build_response(self, request, status, headers, body):
         response = requests.Response()

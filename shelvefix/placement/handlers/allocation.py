@@ -26,6 +26,10 @@ def for_consumer(req, state):
 
     An unknown (or malformed) consumer is not an error: the answer is
     ``{"allocations": {}}`` without any consumer fields.
+
+    :param req: the request (path: ``consumer``).
+    :param state: the placement state.
+    :raises: NotAcceptable.
     """
     common.check_accept(req)
     consumer, rows = state.consumer_allocation_rows(req.params['consumer'])
@@ -48,7 +52,12 @@ def for_consumer(req, state):
 
 
 def for_provider(req, state):
-    """``GET /resource_providers/{uuid}/allocations``."""
+    """``GET /resource_providers/{uuid}/allocations``.
+
+    :param req: the request (path: ``uuid``).
+    :param state: the placement state.
+    :raises: NotAcceptable, NotFound.
+    """
     common.check_accept(req)
     uuid = req.params['uuid']
     try:
@@ -105,6 +114,10 @@ def put_for_consumer(req, state):
 
     The consumer uuid must be a UUID (any spelling; it is normalized).
     From 1.28 the body names the consumer generation and may be empty.
+
+    :param req: the request (path: ``consumer``).
+    :param state: the placement state.
+    :raises: UnsupportedMediaType, BadRequest, Conflict.
     """
     common.require_json(req)
     consumer = req.params['consumer']
@@ -122,6 +135,11 @@ def post(req, state):
     """``POST /allocations`` (1.13 and later): several consumers at once.
 
     Consumer uuids are used as sent (the schema only checks their shape).
+
+    :param req: the request.
+    :param state: the placement state.
+    :raises: NotFound (before 1.13), UnsupportedMediaType, BadRequest,
+        Conflict.
     """
     common.require_version(req, (1, 13))
     common.require_json(req)
@@ -133,7 +151,12 @@ def post(req, state):
 
 
 def delete_for_consumer(req, state):
-    """``DELETE /allocations/{consumer_uuid}``; no generation involved."""
+    """``DELETE /allocations/{consumer_uuid}``; no generation involved.
+
+    :param req: the request (path: ``consumer``).
+    :param state: the placement state.
+    :raises: NotFound.
+    """
     consumer = req.params['consumer']
     try:
         state.delete_allocations(consumer)

@@ -53,7 +53,12 @@ def _inventories_response(req, generation, inventories, last_modified):
 
 
 def index(req, state):
-    """``GET /resource_providers/{uuid}/inventories``."""
+    """``GET /resource_providers/{uuid}/inventories``.
+
+    :param req: the request (path: ``uuid``).
+    :param state: the placement state.
+    :raises: NotAcceptable, NotFound.
+    """
     common.check_accept(req)
     uuid, (generation, inventories) = _provider_or_404(req, state)
     return _inventories_response(req, generation, inventories,
@@ -61,7 +66,12 @@ def index(req, state):
 
 
 def replace(req, state):
-    """``PUT /resource_providers/{uuid}/inventories``: set them all."""
+    """``PUT /resource_providers/{uuid}/inventories``: set them all.
+
+    :param req: the request (path: ``uuid``).
+    :param state: the placement state.
+    :raises: UnsupportedMediaType, BadRequest, Conflict; unknown uuid: 404.
+    """
     common.require_json(req)
     uuid = req.params['uuid']
     state.get_provider(uuid)
@@ -90,7 +100,12 @@ def replace(req, state):
 
 
 def create(req, state):
-    """``POST /resource_providers/{uuid}/inventories``: add one class."""
+    """``POST /resource_providers/{uuid}/inventories``: add one class.
+
+    :param req: the request (path: ``uuid``).
+    :param state: the placement state.
+    :raises: UnsupportedMediaType, BadRequest, Conflict; unknown uuid: 404.
+    """
     common.require_json(req)
     uuid = req.params['uuid']
     state.get_provider(uuid)
@@ -115,7 +130,12 @@ def create(req, state):
 
 
 def delete_all(req, state):
-    """``DELETE /resource_providers/{uuid}/inventories`` (1.5 and later)."""
+    """``DELETE /resource_providers/{uuid}/inventories`` (1.5 and later).
+
+    :param req: the request (path: ``uuid``).
+    :param state: the placement state.
+    :raises: MethodNotAllowed (before 1.5), Conflict; unknown uuid: 404.
+    """
     common.require_version(req, (1, 5), status=405)
     uuid = req.params['uuid']
     try:
@@ -126,7 +146,12 @@ def delete_all(req, state):
 
 
 def show(req, state):
-    """``GET /resource_providers/{uuid}/inventories/{resource_class}``."""
+    """``GET /resource_providers/{uuid}/inventories/{resource_class}``.
+
+    :param req: the request (path: ``uuid, resource_class``).
+    :param state: the placement state.
+    :raises: NotAcceptable, NotFound.
+    """
     common.check_accept(req)
     uuid, (generation, inventories) = _provider_or_404(req, state)
     resource_class = req.params['resource_class']
@@ -144,6 +169,11 @@ def update(req, state):
     """``PUT /resource_providers/{uuid}/inventories/{resource_class}``.
 
     An unknown resource class is a plain 404, as in placement.
+
+    :param req: the request (path: ``uuid, resource_class``).
+    :param state: the placement state.
+    :raises: UnsupportedMediaType, BadRequest, Conflict; unknown uuid or class:
+        404.
     """
     common.require_json(req)
     uuid = req.params['uuid']
@@ -170,7 +200,12 @@ def update(req, state):
 
 
 def delete(req, state):
-    """``DELETE /resource_providers/{uuid}/inventories/{resource_class}``."""
+    """``DELETE /resource_providers/{uuid}/inventories/{resource_class}``.
+
+    :param req: the request (path: ``uuid, resource_class``).
+    :param state: the placement state.
+    :raises: NotFound, Conflict; unknown uuid: 404.
+    """
     uuid = req.params['uuid']
     resource_class = req.params['resource_class']
     state.get_provider(uuid)

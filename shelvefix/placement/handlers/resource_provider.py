@@ -38,6 +38,11 @@ def create(req, state):
 
     201 with only a Location header before 1.20, 200 with the provider
     from 1.20 on.
+
+    :param req: the request.
+    :param state: the placement state.
+    :raises: BadRequest, UnsupportedMediaType, Conflict (duplicate name or
+        uuid).
     """
     common.require_json(req)
     schema = schemas.POST_PROVIDER
@@ -66,7 +71,12 @@ def create(req, state):
 
 
 def show(req, state):
-    """``GET /resource_providers/{uuid}``; an unknown uuid is a 404."""
+    """``GET /resource_providers/{uuid}``; an unknown uuid is a 404.
+
+    :param req: the request (path: ``uuid``).
+    :param state: the placement state.
+    :raises: NotAcceptable; an unknown uuid escapes as a plain 404.
+    """
     common.check_accept(req)
     uuid = req.params['uuid']
     provider = state.get_provider(uuid)
@@ -106,6 +116,10 @@ def index(req, state):
 
     ``member_of`` and ``required`` are validated but the double does not
     model aggregates or traits, so filtering on them answers 501.
+
+    :param req: the request.
+    :param state: the placement state.
+    :raises: NotAcceptable, BadRequest, NotImplementedInDouble.
     """
     common.check_accept(req)
     params = req.query
@@ -135,6 +149,10 @@ def update(req, state):
     """``PUT /resource_providers/{uuid}``: name and parent.
 
     Changing or removing an existing parent needs microversion 1.37.
+
+    :param req: the request (path: ``uuid``).
+    :param state: the placement state.
+    :raises: UnsupportedMediaType, BadRequest, Conflict; unknown uuid: 404.
     """
     common.require_json(req)
     uuid = req.params['uuid']
@@ -161,7 +179,12 @@ def update(req, state):
 
 
 def delete(req, state):
-    """``DELETE /resource_providers/{uuid}``."""
+    """``DELETE /resource_providers/{uuid}``.
+
+    :param req: the request (path: ``uuid``).
+    :param state: the placement state.
+    :raises: NotFound, Conflict (in use, has children).
+    """
     uuid = req.params['uuid']
     try:
         state.delete_provider(uuid)

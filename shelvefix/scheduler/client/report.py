@@ -133,12 +133,8 @@ class SchedulerReportClient(object):
         auth = ks_loading.load_auth_from_conf_options(self._conf, group)
         session = ks_loading.load_session_from_conf_options(
             self._conf, group, auth=auth)
-        # Config fixtures' reset() drops set_default() values, so the
-        # service type microversions need is passed explicitly as well.
         return ks_loading.load_adapter_from_conf_options(
-            self._conf, group, session=session, auth=auth,
-            service_type=(self._conf.placement.service_type or
-                          conf.placement.DEFAULT_SERVICE_TYPE))
+            self._conf, group, session=session, auth=auth)
 
     @property
     def adapter(self):

@@ -24,7 +24,8 @@ def valid(instance, schema):
 class SchemasTestCase(testtools.TestCase):
 
     def test_put_allocations_by_version(self):
-        expected = [(0, schemas.ALLOCATIONS_V1_0), (7, schemas.ALLOCATIONS_V1_0),
+        expected = [(0, schemas.ALLOCATIONS_V1_0),
+                    (7, schemas.ALLOCATIONS_V1_0),
                     (8, schemas.ALLOCATIONS_V1_8),
                     (12, schemas.ALLOCATIONS_V1_12),
                     (27, schemas.ALLOCATIONS_V1_12),

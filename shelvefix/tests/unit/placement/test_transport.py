@@ -220,6 +220,14 @@ class TransportTestCase(testtools.TestCase):
         self.assertEqual(502, self.send('GET', '/').status_code)
         self.assertEqual((1, 1), (first.fired, second.fired))
 
+    def test_overlapping_faults_first_wins(self):
+        first = self.transport.inject_fault(status=500, times=2)
+        second = self.transport.inject_fault(status=502, times=3)
+        self.assertEqual([500, 500, 502, 200], [
+            self.send('GET', '/').status_code for _ in range(4)])
+        self.assertEqual((2, 1), (first.fired, second.fired))
+        self.assertEqual((4, 4), (first.seen, second.seen))
+
     def test_clear_faults(self):
         self.transport.inject_fault(status=500, times=5)
         self.transport.clear_faults()

@@ -1,0 +1,26 @@
+"""Tests for the options exposed to oslo-config-generator."""
+
+from shelvefix.conf import opts
+from shelvefix.tests import base
+
+
+class ListOptsTestCase(base.TestCase):
+
+    def test_placement_group(self):
+        (group, group_opts), = opts.list_opts()
+        self.assertEqual('placement', group.name)
+        names = [o.name for o in group_opts]
+        self.assertEqual(sorted(names), names)
+        for name in ('claim_retry_attempts', 'claim_retry_max_delay',
+                     'auth_type', 'endpoint-override', 'service-type',
+                     'token', 'timeout'):
+            self.assertIn(name, names)
+        self.assertEqual(len(names), len(set(names)))
+
+    def test_defaults(self):
+        self.assertEqual(4, self.flags_fixture.conf.placement
+                         .claim_retry_attempts)
+        self.assertEqual('placement',
+                         self.flags_fixture.conf.placement.service_type)
+        self.assertEqual(['internal', 'public'],
+                         self.flags_fixture.conf.placement.valid_interfaces)
