@@ -8,6 +8,7 @@ as it is in placement.
 """
 
 import json
+import threading
 import uuid
 
 import jsonschema
@@ -45,6 +46,33 @@ def normalize_uuid(value):
 # dashes. That difference is placement's.
 _BODY_FORMATS = jsonschema.FormatChecker()
 _BODY_FORMATS.checks('uuid')(is_uuid_like)
+_QUERY_FORMATS = jsonschema.FormatChecker()
+
+# jsonschema.validate() checks the schema itself against the metaschema on
+# every call, which costs far more than validating a request. Validators
+# are built (and schemas checked) once per schema and format checker; the
+# error raised is the one jsonschema.validate() would raise (best_match).
+_VALIDATORS = {}
+_VALIDATORS_LOCK = threading.Lock()
+
+
+def _validator(schema, format_checker):
+    key = (id(schema), id(format_checker))
+    with _VALIDATORS_LOCK:
+        entry = _VALIDATORS.get(key)
+        if entry is None or entry[0] is not schema:
+            cls = jsonschema.validators.validator_for(schema)
+            cls.check_schema(schema)
+            entry = (schema, cls(schema, format_checker=format_checker))
+            _VALIDATORS[key] = entry
+        return entry[1]
+
+
+def _validate(data, schema, format_checker):
+    error = jsonschema.exceptions.best_match(
+        _validator(schema, format_checker).iter_errors(data))
+    if error is not None:
+        raise error
 
 
 def extract_json(body, schema):
@@ -60,7 +88,7 @@ def extract_json(body, schema):
     except ValueError as exc:
         raise errors.BadRequest('Malformed JSON: %s' % exc)
     try:
-        jsonschema.validate(data, schema, format_checker=_BODY_FORMATS)
+        _validate(data, schema, _BODY_FORMATS)
     except jsonschema.ValidationError as exc:
         raise errors.BadRequest('JSON does not validate: %s' % exc)
     return data
@@ -74,7 +102,6 @@ def validate_query(params, schema):
     :raises BadRequest: a schema violation.
     """
     try:
-        jsonschema.validate(params, schema,
-                            format_checker=jsonschema.FormatChecker())
+        _validate(params, schema, _QUERY_FORMATS)
     except jsonschema.ValidationError as exc:
         raise errors.BadRequest('Invalid query string parameters: %s' % exc)
