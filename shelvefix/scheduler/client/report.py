@@ -419,25 +419,30 @@ class SchedulerReportClient(object):
 
     # -- providers and usages, for setting up and checking scenarios
 
+    def _json_or_raise(self, context, method, path, exc, data=None,
+                       version=None, **exc_kwargs):
+        """One request whose 200 body is returned; ``exc`` on any failure."""
+        try:
+            resp = self._request(method, path, data=data, version=version,
+                                 global_request_id=context.global_id)
+        except TRANSPORT_ERRORS as e:
+            raise exc(error=_transport_error(e), **exc_kwargs) from e
+        if resp.status_code != 200:
+            raise exc(error=errors.describe(errors.error_from_response(resp)),
+                      **exc_kwargs)
+        return resp.json()
+
     def create_resource_provider(self, context, uuid, name):
         """POST /resource_providers; returns placement's provider document.
 
         :raises ResourceProviderCreationFailed: on any failure
         """
         utils.validate_uuid(uuid)
-        try:
-            resp = self.post('/resource_providers',
-                             {'uuid': uuid, 'name': name},
-                             version=POST_RPS_RETURNS_PAYLOAD_API_VERSION,
-                             global_request_id=context.global_id)
-        except TRANSPORT_ERRORS as e:
-            raise exception.ResourceProviderCreationFailed(
-                name=name, error=_transport_error(e)) from e
-        if resp.status_code != 200:
-            raise exception.ResourceProviderCreationFailed(
-                name=name,
-                error=errors.describe(errors.error_from_response(resp)))
-        return resp.json()
+        return self._json_or_raise(
+            context, 'POST', '/resource_providers',
+            exception.ResourceProviderCreationFailed,
+            data={'uuid': uuid, 'name': name},
+            version=POST_RPS_RETURNS_PAYLOAD_API_VERSION, name=name)
 
     def get_resource_provider(self, context, uuid):
         """GET /resource_providers/{uuid}; returns the provider document.
@@ -445,18 +450,10 @@ class SchedulerReportClient(object):
         :raises ResourceProviderRetrievalFailed: on any failure, 404 included
         """
         utils.validate_uuid(uuid)
-        try:
-            resp = self.get('/resource_providers/%s' % uuid,
-                            version=NESTED_PROVIDER_API_VERSION,
-                            global_request_id=context.global_id)
-        except TRANSPORT_ERRORS as e:
-            raise exception.ResourceProviderRetrievalFailed(
-                uuid=uuid, error=_transport_error(e)) from e
-        if resp.status_code != 200:
-            raise exception.ResourceProviderRetrievalFailed(
-                uuid=uuid,
-                error=errors.describe(errors.error_from_response(resp)))
-        return resp.json()
+        return self._json_or_raise(
+            context, 'GET', '/resource_providers/%s' % uuid,
+            exception.ResourceProviderRetrievalFailed,
+            version=NESTED_PROVIDER_API_VERSION, uuid=uuid)
 
     def set_inventory_for_provider(self, context, rp_uuid, inv_data):
         """Replace a provider's inventory.
@@ -470,16 +467,10 @@ class SchedulerReportClient(object):
         url = '/resource_providers/%s/inventories' % rp_uuid
         payload = {'resource_provider_generation': provider['generation'],
                    'inventories': inv_data}
-        try:
-            resp = self.put(url, payload, global_request_id=context.global_id)
-        except TRANSPORT_ERRORS as e:
-            raise exception.ResourceProviderUpdateFailed(
-                url=url, error=_transport_error(e)) from e
-        if resp.status_code != 200:
-            raise exception.ResourceProviderUpdateFailed(
-                url=url,
-                error=errors.describe(errors.error_from_response(resp)))
-        return resp.json()['resource_provider_generation']
+        body = self._json_or_raise(
+            context, 'PUT', url, exception.ResourceProviderUpdateFailed,
+            data=payload, url=url)
+        return body['resource_provider_generation']
 
     def get_provider_usages(self, context, rp_uuid):
         """GET /resource_providers/{uuid}/usages; returns ``{rc: used}``.
@@ -487,14 +478,6 @@ class SchedulerReportClient(object):
         :raises ResourceProviderRetrievalFailed: on any failure
         """
         utils.validate_uuid(rp_uuid)
-        try:
-            resp = self.get('/resource_providers/%s/usages' % rp_uuid,
-                            global_request_id=context.global_id)
-        except TRANSPORT_ERRORS as e:
-            raise exception.ResourceProviderRetrievalFailed(
-                uuid=rp_uuid, error=_transport_error(e)) from e
-        if resp.status_code != 200:
-            raise exception.ResourceProviderRetrievalFailed(
-                uuid=rp_uuid,
-                error=errors.describe(errors.error_from_response(resp)))
-        return resp.json()['usages']
+        return self._json_or_raise(
+            context, 'GET', '/resource_providers/%s/usages' % rp_uuid,
+            exception.ResourceProviderRetrievalFailed, uuid=rp_uuid)['usages']
