@@ -12,7 +12,9 @@ delete fail after the server was already reported offloaded.
 The fix frees the allocations first. These tests check the order in the
 ordered call log, prove that the check catches the legacy order, and replay
 each legacy failure step by step (real threads, scripted request order)
-beside the corrected order.
+beside the corrected order, against both the placement double and the real
+placement service (openstack-placement in-process over sqlite), so every
+409 detail asserted here is placement's own.
 """
 
 import threading
@@ -22,6 +24,8 @@ import testscenarios
 from shelvefix.compute import manager
 from shelvefix.compute import vm_states
 from shelvefix import exception
+from shelvefix.placement import backends
+from shelvefix.placement import real
 from shelvefix import scenario
 from shelvefix.tests import base
 from shelvefix.tests.functional import legacy
@@ -33,16 +37,31 @@ FREE_STRATEGIES = [
     ('get_put_empty', {'force_delete': False}),
     ('delete', {'force_delete': True}),
 ]
+BACKENDS = [
+    ('double', {'backend': 'double'}),
+    ('real', {'backend': 'real'}),
+]
+MATRIX = testscenarios.multiply_scenarios(BACKENDS, FREE_STRATEGIES)
 
 
-class CallOrderTestCase(testscenarios.WithScenarios, base.TestCase):
+class BackendTestCase(testscenarios.WithScenarios, base.TestCase):
+    """Runs on the placement backend named by the scenario."""
+
+    def scenario_fixture(self, manager_cls):
+        if self.backend == 'real' and not real.available():
+            self.skipTest(real.INSTALL_HINT)
+        return self.useFixture(scenario.ShelveScenario(
+            force_delete=self.force_delete, manager_cls=manager_cls,
+            placement=backends.get(self.backend)()))
+
+
+class CallOrderTestCase(BackendTestCase):
     """The allocations are freed before SHELVED_OFFLOADED is saved."""
 
-    scenarios = FREE_STRATEGIES
+    scenarios = MATRIX
 
     def _run(self, manager_cls):
-        scn = self.useFixture(scenario.ShelveScenario(
-            force_delete=self.force_delete, manager_cls=manager_cls))
+        scn = self.scenario_fixture(manager_cls)
         scn.shelve_offload()
         return scn
 
@@ -85,18 +104,17 @@ class CallOrderTestCase(testscenarios.WithScenarios, base.TestCase):
         self.assertEqual(0, saved_at)
 
 
-class RaceTestCase(testscenarios.WithScenarios, base.TestCase):
+class RaceTestCase(BackendTestCase):
     """Replays of the race: compute and scheduler in threads.
 
     The API actor waits for SHELVED_OFFLOADED to become visible, then starts
     the scheduler's claim; the sequencer imposes the request order.
     """
 
-    scenarios = FREE_STRATEGIES
+    scenarios = MATRIX
 
     def _race(self, manager_cls, script):
-        scn = self.useFixture(scenario.ShelveScenario(
-            force_delete=self.force_delete, manager_cls=manager_cls))
+        scn = self.scenario_fixture(manager_cls)
         seq = sequencer.Sequencer(scn.placement.transport, script)
         seq.install(self)
         offloaded = threading.Event()

@@ -1,0 +1,69 @@
+"""The real placement service, in-process, behind the same transport.
+
+:class:`RealPlacementFixture` runs openstack-placement's own WSGI
+application (``placement.deploy.loadapp``) over an in-memory sqlite
+database and mounts it exactly like the double: same
+:class:`~shelvefix.placement.transport.WSGITransport` (call log, faults),
+same keystoneauth1 adapter, same ``SchedulerReportClient``. Only the
+application behind the transport differs, which is what makes comparing the
+two meaningful.
+
+openstack-placement is an optional dependency (``pip install
+shelvefix[placement]``); importing this module works without it, using the
+fixture does not.
+"""
+
+from shelvefix.placement import fixture
+
+INSTALL_HINT = ('the real placement backend needs openstack-placement: '
+                'pip install "shelvefix[placement]"')
+
+
+class PlacementNotInstalled(RuntimeError):
+    """openstack-placement is not importable."""
+
+
+def _placement_modules():
+    try:
+        from placement import deploy
+        from placement.tests.functional.fixtures import placement as pfix
+    except ImportError as e:
+        raise PlacementNotInstalled('%s (%s)' % (INSTALL_HINT, e)) from e
+    return deploy, pfix
+
+
+def available():
+    """True if openstack-placement can be imported here."""
+    try:
+        _placement_modules()
+    except PlacementNotInstalled:
+        return False
+    return True
+
+
+class RealPlacementFixture(fixture.PlacementFixture):
+    """openstack-placement over in-memory sqlite, served in-process.
+
+    Configuration, database schema and policy are set up by placement's own
+    test fixture (the one nova's functional tests use) with its
+    wsgi-intercept turned off; requests reach the application through
+    shelvefix's transport instead. Each fixture gets a fresh database.
+    Placement keeps its database engine in a process-wide global, so only
+    one of these may be set up at a time in a process.
+
+    Attributes are those of
+    :class:`~shelvefix.placement.fixture.PlacementFixture`; ``state`` is
+    None (ask placement over HTTP instead).
+
+    :raises PlacementNotInstalled: at setUp, without openstack-placement
+    """
+
+    def __init__(self, endpoint=None, token='admin'):
+        super().__init__(app=None, endpoint=endpoint, token=token)
+
+    def _setUp(self):
+        deploy, pfix = _placement_modules()
+        service = self.useFixture(pfix.PlacementFixture(use_intercept=False))
+        self._app = deploy.loadapp(service.conf_fixture.conf)
+        self.addCleanup(setattr, self, '_app', None)
+        super()._setUp()
