@@ -1,5 +1,8 @@
 """The ``shelvefix`` command line.
 
+``shelvefix contract`` runs the contract scenarios against the placement
+double and the real placement service and reports where they disagree.
+
 ``shelvefix timeline`` shelve-offloads a server with the library's compute
 manager against an embedded placement, unshelves it through the scheduler's
 claim, and prints the ordered timeline of placement requests and instance
@@ -11,6 +14,8 @@ import argparse
 import json
 import sys
 
+from shelvefix.placement import backends
+from shelvefix.placement import real
 from shelvefix import scenario
 
 STRATEGIES = {'delete': True, 'get-put': False}
@@ -32,9 +37,11 @@ def _describe_call(call):
     return '%s -> %s' % (text, call.status)
 
 
-def run_timeline(force_delete):
+def run_timeline(force_delete, backend='double'):
     """Run offload then unshelve claim; return a JSON-able result dict."""
-    with scenario.ShelveScenario(force_delete=force_delete) as scn:
+    with scenario.ShelveScenario(
+            force_delete=force_delete,
+            placement=backends.get(backend)()) as scn:
         scn.shelve_offload()
         claim_error = None
         try:
@@ -58,6 +65,7 @@ def run_timeline(force_delete):
         violations = scenario.order_violations(scn.timeline(),
                                                scn.instance.uuid)
         return {
+            'backend': backend,
             'free_with': 'DELETE' if force_delete else 'GET + PUT empty',
             'instance': scn.instance.uuid,
             'events': events,
@@ -73,8 +81,9 @@ def run_timeline(force_delete):
 
 
 def _print_result(result, out):
-    out.write('shelve-offload then unshelve of %s (free with %s)\n'
-              % (result['instance'], result['free_with']))
+    out.write('shelve-offload then unshelve of %s (free with %s, %s '
+              'placement)\n' % (result['instance'], result['free_with'],
+                                result['backend']))
     for n, event in enumerate(result['events'], 1):
         out.write('  %2d  %-9s  %s\n' % (n, event['actor'], event['text']))
     out.write('  order: %s\n' % (
@@ -87,7 +96,11 @@ def _print_result(result, out):
 
 def cmd_timeline(args, out):
     names = [args.free] if args.free else sorted(STRATEGIES)
-    results = [run_timeline(STRATEGIES[name]) for name in names]
+    if args.backend == 'real' and not real.available():
+        sys.stderr.write('shelvefix: %s\n' % real.INSTALL_HINT)
+        return 2
+    results = [run_timeline(STRATEGIES[name], args.backend)
+               for name in names]
     if args.json:
         json.dump(results, out, indent=2, sort_keys=True)
         out.write('\n')
@@ -95,6 +108,12 @@ def cmd_timeline(args, out):
         for result in results:
             _print_result(result, out)
     return 0 if all(r['ok'] for r in results) else 1
+
+
+def cmd_contract(args, out):
+    # Imported here: the contract suite is only needed by this command.
+    from shelvefix.contract import cli as contract_cli
+    return contract_cli.main(args.args, out=out)
 
 
 def build_parser():
@@ -111,9 +130,21 @@ def build_parser():
     timeline.add_argument('--free', choices=sorted(STRATEGIES),
                           help='how compute frees allocations (default: '
                                'both, one after the other)')
+    timeline.add_argument('--backend', choices=sorted(backends.BACKENDS),
+                          default='double',
+                          help='placement to run against: the in-memory '
+                               'double (default) or the real service '
+                               'in-process (needs the placement extra)')
     timeline.add_argument('--json', action='store_true',
                           help='print the results as JSON')
     timeline.set_defaults(func=cmd_timeline)
+    contract = sub.add_parser(
+        'contract', add_help=False,
+        help='run every contract scenario against the placement double and '
+             'the real placement service and compare them (needs the '
+             'placement extra; "shelvefix contract --help" for options)')
+    contract.add_argument('args', nargs=argparse.REMAINDER)
+    contract.set_defaults(func=cmd_contract)
     return parser
 
 

@@ -9,8 +9,9 @@ application behind the transport differs, which is what makes comparing the
 two meaningful.
 
 openstack-placement is an optional dependency (``pip install
-shelvefix[placement]``); importing this module works without it, using the
-fixture does not.
+shelvefix[placement]``, which also brings wsgi-intercept: placement's test
+fixture imports it even when its intercept is off); importing this module
+works without them, using the fixture does not.
 """
 
 from shelvefix.placement import fixture

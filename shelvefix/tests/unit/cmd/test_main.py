@@ -8,6 +8,7 @@ from unittest import mock
 import fixtures
 
 from shelvefix.cmd import main
+from shelvefix.placement import real
 from shelvefix import scenario
 from shelvefix.tests import base
 from shelvefix.tests.functional import legacy
@@ -22,8 +23,8 @@ class TimelineCommandTestCase(base.TestCase):
     def test_text_both_strategies(self):
         rc, out = self.run_main('timeline')
         self.assertEqual(0, rc)
-        self.assertIn('(free with DELETE)', out)
-        self.assertIn('(free with GET + PUT empty)', out)
+        self.assertIn('(free with DELETE, double placement)', out)
+        self.assertIn('(free with GET + PUT empty, double placement)', out)
         self.assertIn('consumer_generation=null -> 204', out)
         self.assertEqual(2, out.count('result: OK'))
 
@@ -41,6 +42,21 @@ class TimelineCommandTestCase(base.TestCase):
              for e in result['events']])
         self.assertEqual(result['allocations_expected'],
                          result['allocations_held'])
+
+    def test_real_backend(self):
+        if not real.available():
+            self.skipTest(real.INSTALL_HINT)
+        rc, out = self.run_main('timeline', '--backend', 'real')
+        self.assertEqual(0, rc)
+        self.assertIn('(free with DELETE, real placement)', out)
+        self.assertEqual(2, out.count('result: OK'))
+
+    def test_real_backend_missing(self):
+        with mock.patch.object(real, 'available', return_value=False):
+            with mock.patch('sys.stderr', io.StringIO()) as err:
+                rc, _out = self.run_main('timeline', '--backend', 'real')
+        self.assertEqual(2, rc)
+        self.assertIn('pip install "shelvefix[placement]"', err.getvalue())
 
     def test_legacy_order_exits_non_zero(self):
         legacy_scenario = functools.partial(
