@@ -33,23 +33,35 @@ class ShelveScenario(fixtures.Fixture):
     :param manager_cls: the compute manager class to run
     :param placement: the placement fixture to use (default: a new
         :class:`~shelvefix.placement.fixture.PlacementFixture`, the double)
+    :param shared: True if ``placement`` is already set up and outlives the
+        scenario (the explorer runs many scenarios on one placement, and a
+        remote placement cannot be reset): the scenario then removes its
+        allocations and providers when it is cleaned up.
     """
 
     def __init__(self, force_delete=True, manager_cls=manager.ComputeManager,
-                 placement=None):
+                 placement=None, shared=False):
         super().__init__()
         self.force_delete = force_delete
         self.manager_cls = manager_cls
         self._placement = placement
+        self._shared = shared
 
     def _setUp(self):
-        self.placement = self.useFixture(
-            self._placement or placement_fixture.PlacementFixture())
+        if self._shared:
+            self.placement = self._placement
+        else:
+            self.placement = self.useFixture(
+                self._placement or placement_fixture.PlacementFixture())
         self.client = self.placement.client
-        self.src = self.placement.create_provider('compute-1',
+        # Unique names: providers may outlive us on a shared placement.
+        suffix = uuidutils.generate_uuid()[:8]
+        self.src = self.placement.create_provider('compute-1-' + suffix,
                                                   inventory=INVENTORY)
-        self.dst = self.placement.create_provider('compute-2',
+        self.dst = self.placement.create_provider('compute-2-' + suffix,
                                                   inventory=INVENTORY)
+        if self._shared:
+            self.addCleanup(self._remove_from_placement)
         self.compute_ctx = context.RequestContext(
             request_id='req-compute-%s' % uuidutils.generate_uuid())
         self.scheduler_ctx = context.RequestContext(
@@ -77,6 +89,14 @@ class ShelveScenario(fixtures.Fixture):
         self.placement.reset_calls()
         del self.save_marks[:]
 
+    def _remove_from_placement(self):
+        ctx = context.get_admin_context()
+        if getattr(self, 'instance', None) is not None:
+            self.client.delete_allocation_for_instance(
+                ctx, self.instance.uuid, force=True)
+        for rp in (self.src, self.dst):
+            self.client.delete_resource_provider(ctx, rp)
+
     def _saved(self, uuid, row):
         self.save_marks.append((len(self.placement.calls), row))
 
@@ -89,15 +109,45 @@ class ShelveScenario(fixtures.Fixture):
         self.compute.shelve_offload_instance(self.compute_ctx, self.instance,
                                              clean_shutdown=True)
 
-    def unshelve_claim(self):
-        """The scheduler claims compute-2's resources for the unshelve."""
-        saved = instance_obj.Instance.get_by_uuid(self.store,
-                                                  self.instance.uuid)
+    def unshelve_claim(self, saved=None):
+        """The scheduler claims compute-2's resources for the unshelve.
+
+        :param saved: the instance as the API loaded it (read from the
+            store when None)
+        """
+        saved = saved or instance_obj.Instance.get_by_uuid(
+            self.store, self.instance.uuid)
         return scheduler_utils.claim_resources(
             self.scheduler_ctx, self.client,
             request_spec.RequestSpec.from_instance(saved),
             self.instance.uuid, self.alloc_request(self.dst),
             allocation_request_version='1.28')
+
+    def api_unshelve(self, timeout=60.0, poll_interval=0.001):
+        """The API client's side: wait for SHELVED_OFFLOADED, unshelve.
+
+        Polls the saved state like a client polling the server's status,
+        then does what nova's API and conductor do before the scheduler
+        claims: task_state = UNSHELVING, saved only if no other task owns
+        the instance. If the claim fails the task state is cleared again.
+
+        :returns: True when the claim succeeded
+        :raises AllocationUpdateFailed: the scheduler's claim failed
+        """
+        self.store.wait_for(
+            self.instance.uuid,
+            lambda row: row['vm_state'] == vm_states.SHELVED_OFFLOADED,
+            timeout=timeout, poll_interval=poll_interval)
+        inst = instance_obj.Instance.get_by_uuid(self.store,
+                                                 self.instance.uuid)
+        inst.task_state = task_states.UNSHELVING
+        inst.save(expected_task_state=[None])
+        try:
+            return self.unshelve_claim(inst)
+        except Exception:
+            inst.task_state = None
+            inst.save(expected_task_state=[task_states.UNSHELVING])
+            raise
 
     def allocations(self):
         """What placement says the instance holds now."""

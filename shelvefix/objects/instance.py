@@ -9,6 +9,7 @@ nova's database-backed ``Instance`` object.
 
 import copy
 import threading
+import time
 
 from shelvefix.compute import power_state
 from shelvefix.compute import task_states
@@ -68,12 +69,25 @@ class InstanceStore(object):
     Observers are called (with the uuid and the saved row) after each
     successful write, under the store's lock, so an observer sees saves in
     the order they happened; tests use it to build a single timeline.
+
+    ``interceptor``, when set, is called *before* every read and write as
+    ``interceptor(op, uuid, guard=None)`` with op ``'get'``, ``'update'``
+    or ``'wait'``, and returns a handle whose ``done(result)`` is called
+    with the outcome. The interleaving explorer uses it to pause an actor at
+    each instance access; ``guard`` (for ``'wait'``) says when the access
+    can proceed.
     """
 
     def __init__(self):
         self._rows = {}
         self._lock = threading.RLock()
         self.observers = []
+        self.interceptor = None
+
+    def _intercept(self, op, uuid, guard=None):
+        if self.interceptor is None:
+            return _NO_HANDLE
+        return self.interceptor(op, uuid, guard=guard)
 
     def create(self, values):
         """Insert a new row; raises Invalid if the uuid exists."""
@@ -89,11 +103,45 @@ class InstanceStore(object):
 
         :raises InstanceNotFound: no such instance
         """
+        handle = self._intercept('get', uuid)
+        row = self.peek(uuid)
+        handle.done(_describe_row(row))
+        return row
+
+    def peek(self, uuid):
+        """Like :meth:`get` but never intercepted (for checks and guards)."""
         with self._lock:
             try:
                 return copy.deepcopy(self._rows[uuid])
             except KeyError:
                 raise exception.InstanceNotFound(instance_id=uuid)
+
+    def wait_for(self, uuid, predicate, timeout=60.0, poll_interval=0.001,
+                 sleep=time.sleep, clock=time.monotonic):
+        """Wait until ``predicate(row)`` holds, as a polling API client does.
+
+        Under the explorer this is a single guarded step; otherwise the row
+        is polled every ``poll_interval`` seconds.
+
+        :returns: the row that satisfied the predicate
+        :raises InstanceNotFound: no such instance
+        :raises TimeoutError: the predicate did not hold within ``timeout``
+        """
+        if self.interceptor is not None:
+            handle = self._intercept(
+                'wait', uuid, guard=lambda: predicate(self.peek(uuid)))
+            row = self.peek(uuid)
+            handle.done(_describe_row(row))
+            return row
+        deadline = clock() + timeout
+        while True:
+            row = self.peek(uuid)
+            if predicate(row):
+                return row
+            if clock() >= deadline:
+                raise TimeoutError('instance %s: condition not met within '
+                                   '%.1f s' % (uuid, timeout))
+            sleep(poll_interval)
 
     def update(self, uuid, values, expected_task_state=None,
                expected_vm_state=None):
@@ -107,6 +155,17 @@ class InstanceStore(object):
         :raises InstanceUpdateConflict: the vm_state is not expected
         :raises InstanceNotFound: no such instance
         """
+        handle = self._intercept('update', uuid)
+        try:
+            row = self._update(uuid, values, expected_task_state,
+                               expected_vm_state)
+        except exception.ShelvefixException as e:
+            handle.done(type(e).__name__)
+            raise
+        handle.done(_describe_row(row))
+        return row
+
+    def _update(self, uuid, values, expected_task_state, expected_vm_state):
         with self._lock:
             if uuid not in self._rows:
                 raise exception.InstanceNotFound(instance_id=uuid)
@@ -131,6 +190,19 @@ class InstanceStore(object):
     def _notify(self, uuid):
         for observer in list(self.observers):
             observer(uuid, copy.deepcopy(self._rows[uuid]))
+
+
+class _NoHandle(object):
+    def done(self, result=None):
+        pass
+
+
+_NO_HANDLE = _NoHandle()
+
+
+def _describe_row(row):
+    return 'vm_state=%s task_state=%s host=%s' % (
+        row['vm_state'], row['task_state'], row['host'])
 
 
 class Instance(object):

@@ -481,3 +481,22 @@ class SchedulerReportClient(object):
         return self._json_or_raise(
             context, 'GET', '/resource_providers/%s/usages' % rp_uuid,
             exception.ResourceProviderRetrievalFailed, uuid=rp_uuid)['usages']
+
+    def delete_resource_provider(self, context, rp_uuid):
+        """DELETE /resource_providers/{uuid}.
+
+        :returns: True if deleted, False if placement did not know it
+        :raises ResourceProviderUpdateFailed: on any other failure (a 409
+            if it still has allocations)
+        """
+        utils.validate_uuid(rp_uuid)
+        url = '/resource_providers/%s' % rp_uuid
+        try:
+            resp = self.delete(url, global_request_id=context.global_id)
+        except TRANSPORT_ERRORS as e:
+            raise exception.ResourceProviderUpdateFailed(
+                url=url, error=_transport_error(e)) from e
+        if resp.status_code in (204, 404):
+            return resp.status_code == 204
+        raise exception.ResourceProviderUpdateFailed(
+            url=url, error=errors.describe(errors.error_from_response(resp)))

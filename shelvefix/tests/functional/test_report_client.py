@@ -402,6 +402,22 @@ class ProviderTestCase(ReportClientTestCase):
         self.assertEqual({'VCPU': 0}, self.client.get_provider_usages(
             self.context, uuid))
 
+    def test_delete_provider(self):
+        self.assertTrue(self.client.delete_resource_provider(self.context,
+                                                             self.rp2))
+        self.assertFalse(self.client.delete_resource_provider(self.context,
+                                                              self.rp2))
+        self.claim()
+        e = self.assertRaises(exception.ResourceProviderUpdateFailed,
+                              self.client.delete_resource_provider,
+                              self.context, self.rp1)
+        self.assertIn('HTTP 409', str(e))
+        self.placement.inject_fault(exception='connect')
+        e = self.assertRaises(exception.ResourceProviderUpdateFailed,
+                              self.client.delete_resource_provider,
+                              self.context, self.rp1)
+        self.assertIn('ConnectFailure', str(e))
+
     def test_failures(self):
         e = self.assertRaises(exception.ResourceProviderCreationFailed,
                               self.client.create_resource_provider,

@@ -131,3 +131,89 @@ class InstanceTestCase(base.TestCase):
         self.assertEqual(power_state.RUNNING, inst.power_state)
         self.assertEqual(vm_states.ACTIVE, inst.vm_state)
         self.assertIn(inst.uuid, repr(inst))
+
+
+class RecordingInterceptor(object):
+    """Records intercepted accesses and their results."""
+
+    def __init__(self):
+        self.events = []
+
+    def __call__(self, op, uuid, guard=None):
+        entry = [op, uuid, guard, None]
+        self.events.append(entry)
+
+        class Handle(object):
+            def done(self, result=None):
+                entry[3] = result
+        return Handle()
+
+
+class StoreInterceptorTestCase(base.TestCase):
+
+    def setUp(self):
+        super(StoreInterceptorTestCase, self).setUp()
+        self.store = instance_obj.InstanceStore()
+        self.uuid = uuidutils.generate_uuid()
+        instance_obj.Instance.create(self.store, self.uuid,
+                                     task_state=task_states.SHELVING)
+        self.interceptor = RecordingInterceptor()
+        self.store.interceptor = self.interceptor
+
+    def test_get_update_and_failures_are_intercepted(self):
+        self.store.get(self.uuid)
+        self.store.update(self.uuid, {'host': 'h'})
+        self.assertRaises(exception.UnexpectedTaskStateError,
+                          self.store.update, self.uuid, {'host': 'x'},
+                          expected_task_state=[None])
+        self.store.peek(self.uuid)
+        self.assertEqual(
+            [('get', 'vm_state=active task_state=shelving host=None'),
+             ('update', 'vm_state=active task_state=shelving host=h'),
+             ('update', 'UnexpectedTaskStateError')],
+            [(e[0], e[3]) for e in self.interceptor.events])
+
+    def test_wait_is_one_guarded_step(self):
+        row = self.store.wait_for(self.uuid, lambda r: True)
+        self.assertEqual(self.uuid, row['uuid'])
+        (op, uuid, guard, result), = self.interceptor.events
+        self.assertEqual(('wait', self.uuid), (op, uuid))
+        self.assertFalse(guard() is False)
+        self.store.interceptor = None
+        self.store.update(self.uuid, {'vm_state': vm_states.ERROR})
+        self.store.interceptor = self.interceptor
+        self.store.wait_for(self.uuid, lambda r: r['vm_state'] == 'active')
+        self.assertFalse(self.interceptor.events[-1][2]())
+
+
+class StoreWaitForTestCase(base.TestCase):
+
+    def setUp(self):
+        super(StoreWaitForTestCase, self).setUp()
+        self.store = instance_obj.InstanceStore()
+        self.uuid = uuidutils.generate_uuid()
+        instance_obj.Instance.create(self.store, self.uuid)
+
+    def test_polls_until_true(self):
+        polls = []
+
+        def sleep(seconds):
+            polls.append(seconds)
+            if len(polls) == 3:
+                self.store.update(self.uuid, {'vm_state': vm_states.ERROR})
+        row = self.store.wait_for(
+            self.uuid, lambda r: r['vm_state'] == vm_states.ERROR,
+            poll_interval=0.5, sleep=sleep)
+        self.assertEqual(vm_states.ERROR, row['vm_state'])
+        self.assertEqual([0.5, 0.5, 0.5], polls)
+
+    def test_times_out(self):
+        now = [0.0]
+
+        def sleep(seconds):
+            now[0] += seconds
+        e = self.assertRaises(TimeoutError, self.store.wait_for, self.uuid,
+                              lambda r: False, timeout=1.0,
+                              poll_interval=0.25, sleep=sleep,
+                              clock=lambda: now[0])
+        self.assertIn('condition not met within 1.0 s', str(e))
