@@ -1,5 +1,8 @@
 """The ``shelvefix`` command line.
 
+``shelvefix race`` explores every interleaving of the shelve-offload /
+unshelve race on the library's real code (see :mod:`shelvefix.cmd.race`).
+
 ``shelvefix contract`` runs the contract scenarios against the placement
 double and the real placement service and reports where they disagree.
 
@@ -12,8 +15,10 @@ SHELVED_OFFLOADED became visible and the unshelve claimed a new consumer.
 
 import argparse
 import json
+import logging
 import sys
 
+from shelvefix.cmd import race as race_cmd
 from shelvefix.placement import backends
 from shelvefix.placement import real
 from shelvefix import scenario
@@ -121,6 +126,10 @@ def build_parser():
         prog='shelvefix',
         description='Nova bug 1798688: the shelve-offload / unshelve '
                     'allocation race, reproduced and checked.')
+    parser.add_argument(
+        '--debug', action='store_true',
+        help='log what the library does (DEBUG and up) to stderr; by '
+             'default logs are off, the races produce expected warnings')
     sub = parser.add_subparsers(dest='command', metavar='COMMAND')
     sub.required = True
     timeline = sub.add_parser(
@@ -138,6 +147,13 @@ def build_parser():
     timeline.add_argument('--json', action='store_true',
                           help='print the results as JSON')
     timeline.set_defaults(func=cmd_timeline)
+    race = sub.add_parser(
+        'race',
+        help='explore every interleaving of shelve-offload and unshelve on '
+             'the real code and count the outcomes (the main job)',
+        description=race_cmd.__doc__.split('\n\n')[1].replace('\n', ' '))
+    race_cmd.add_arguments(race)
+    race.set_defaults(func=race_cmd.run)
     contract = sub.add_parser(
         'contract', add_help=False,
         help='run every contract scenario against the placement double and '
@@ -148,9 +164,21 @@ def build_parser():
     return parser
 
 
+def setup_logging(debug):
+    """Send the library's logs to stderr with --debug, else nowhere."""
+    root = logging.getLogger()
+    if debug:
+        logging.basicConfig(level=logging.DEBUG, stream=sys.stderr,
+                            format='%(levelname)s %(name)s %(message)s')
+    elif not root.handlers:
+        # Without a handler Python prints WARNING and up to stderr.
+        root.addHandler(logging.NullHandler())
+
+
 def main(argv=None, out=None):
     """Console script entry point; returns the exit status."""
     args = build_parser().parse_args(argv)
+    setup_logging(args.debug)
     return args.func(args, out or sys.stdout)
 
 

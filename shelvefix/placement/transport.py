@@ -197,13 +197,12 @@ class WSGITransport(requests.adapters.BaseAdapter):
         :raises requests.exceptions.ReadTimeout: injected ``timeout``.
         """
         data = _body_bytes(request.body)
-        environ = self._environ(request, data)
-        path = environ['PATH_INFO']
-        if environ['QUERY_STRING']:
-            path = '%s?%s' % (path, environ['QUERY_STRING'])
+        path = self._path(request)
         method = request.method.upper()
         headers = request.headers
         fault = self._pick_fault(method, path)
+        options = {'stream': stream, 'timeout': timeout, 'verify': verify,
+                   'cert': cert, 'proxies': proxies}
 
         def log(status):
             call = Call(method, path, _requested_microversion(headers),
@@ -213,7 +212,7 @@ class WSGITransport(requests.adapters.BaseAdapter):
                 self.calls.append(call)
 
         if fault is not None and fault.when == 'after':
-            self._call_app(environ)
+            self._forward_logged(request, data, options, log=None)
         if fault is not None and fault.exception:
             exc_class, recorded = faults.EXCEPTIONS[fault.exception]
             log(recorded)
@@ -222,10 +221,39 @@ class WSGITransport(requests.adapters.BaseAdapter):
                             request=request)
         if fault is not None:
             status, resp_headers, body = self._canned(fault)
-        else:
-            status, resp_headers, body = self._call_app(environ)
-        log(status[0])
-        return self._build_response(request, status, resp_headers, body)
+            response = self._build_response(request, status, resp_headers,
+                                            body)
+            log(response.status_code)
+            return response
+        return self._forward_logged(request, data, options, log)
+
+    def _forward_logged(self, request, data, options, log):
+        # A real transport failure is logged like an injected one.
+        try:
+            response = self._forward(request, data, options)
+        except requests.exceptions.Timeout:
+            if log:
+                log(faults.TIMEOUT)
+            raise
+        except requests.exceptions.ConnectionError:
+            if log:
+                log(faults.CONNECT_FAILURE)
+            raise
+        if log:
+            log(response.status_code)
+        return response
+
+    def _path(self, request):
+        parts = urllib.parse.urlsplit(request.url)
+        path = urllib.parse.unquote(parts.path, encoding='latin-1')
+        if self.script_name and path.startswith(self.script_name):
+            path = path[len(self.script_name):]
+        return '%s?%s' % (path, parts.query) if parts.query else path
+
+    def _forward(self, request, data, options):
+        """Get the real answer to ``request``; subclasses may override."""
+        status, headers, body = self._call_app(self._environ(request, data))
+        return self._build_response(request, status, headers, body)
 
     def close(self):
         """Nothing to release: there is no connection pool."""

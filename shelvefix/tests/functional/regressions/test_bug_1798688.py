@@ -24,11 +24,11 @@ import testscenarios
 from shelvefix.compute import manager
 from shelvefix.compute import vm_states
 from shelvefix import exception
+from shelvefix.explorer import legacy
 from shelvefix.placement import backends
 from shelvefix.placement import real
 from shelvefix import scenario
 from shelvefix.tests import base
-from shelvefix.tests.functional import legacy
 from shelvefix.tests.functional import sequencer
 
 load_tests = testscenarios.load_tests_apply_scenarios

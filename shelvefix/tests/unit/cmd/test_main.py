@@ -8,10 +8,10 @@ from unittest import mock
 import fixtures
 
 from shelvefix.cmd import main
+from shelvefix.explorer import legacy
 from shelvefix.placement import real
 from shelvefix import scenario
 from shelvefix.tests import base
-from shelvefix.tests.functional import legacy
 
 
 class TimelineCommandTestCase(base.TestCase):

@@ -1,10 +1,10 @@
-"""The pre-fix shelve-offload order, kept for the regression tests only.
+"""The pre-fix shelve-offload order, a reproduction for demonstration.
 
 ``LegacyComputeManager`` saves ``vm_state = SHELVED_OFFLOADED`` *before*
 freeing the allocations, as nova did before change
-I2a6ccaff904c1f0759d55feeeef0ec1da32c65df. It exists to prove that the
-tests catch the bug; it is not, and must never become, an option of the
-library's ComputeManager.
+I2a6ccaff904c1f0759d55feeeef0ec1da32c65df. It exists so that the explorer
+and the regression tests can show the bug; it is not, and must never
+become, an option of the library's ComputeManager.
 """
 
 from shelvefix.compute import manager

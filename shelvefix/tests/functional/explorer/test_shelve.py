@@ -1,0 +1,104 @@
+"""The explorer on the real shelve-offload and claim code.
+
+Every cell of the matrix is explored on the placement double and on the
+real placement service; the findings must be those of the bug doc: with
+GET + PUT the legacy order shows the scheduler's 409, compute's 409 and the
+silently wiped claim; with DELETE compute's 409 goes away; the corrected
+order shows no bad outcome at all.
+"""
+
+import testscenarios
+
+from shelvefix.explorer import report
+from shelvefix.explorer import shelve
+from shelvefix.placement import backends
+from shelvefix.placement import real
+from shelvefix.tests import base
+
+load_tests = testscenarios.load_tests_apply_scenarios
+
+EXPECTED_BAD = {
+    shelve.Cell(shelve.CORRECTED, shelve.GET_PUT): set(),
+    shelve.Cell(shelve.CORRECTED, shelve.DELETE): set(),
+    shelve.Cell(shelve.LEGACY, shelve.GET_PUT): {
+        shelve.SCHEDULER_409, shelve.COMPUTE_409, shelve.CLAIM_WIPED,
+        shelve.LEAKED},
+    shelve.Cell(shelve.LEGACY, shelve.DELETE): {
+        shelve.SCHEDULER_409, shelve.CLAIM_WIPED},
+}
+
+
+class ExploreCellTestCase(testscenarios.WithScenarios, base.TestCase):
+
+    scenarios = testscenarios.multiply_scenarios(
+        [('double', {'backend': 'double'}), ('real', {'backend': 'real'})],
+        [('%s_%s' % cell, {'cell': cell}) for cell in shelve.all_cells()])
+
+    def setUp(self):
+        super(ExploreCellTestCase, self).setUp()
+        if self.backend == 'real' and not real.available():
+            self.skipTest(real.INSTALL_HINT)
+        self.placement = self.useFixture(backends.get(self.backend)())
+
+    def test_outcomes_match_the_bug_doc(self):
+        result = report.summarise(
+            self.cell, shelve.explore_cell(self.placement, self.cell))
+        bad = set(result.counts) - {shelve.OK}
+        self.assertEqual(EXPECTED_BAD[self.cell], bad)
+        self.assertEqual(set(result.first), bad)
+        self.assertGreater(result.counts[shelve.OK], 0)
+        # Nothing is left behind in placement by the runs themselves.
+        if self.placement.state is not None:
+            self.assertEqual({}, self.placement.state.consumers)
+            self.assertEqual({}, self.placement.state.providers)
+
+    def test_counterexample_traces(self):
+        exploration = shelve.explore_cell(self.placement, self.cell)
+        for run in exploration.runs:
+            actors = {entry.step.actor for entry in run.trace}
+            self.assertEqual({'compute', 'scheduler'}, actors)
+            if shelve.SCHEDULER_409 in run.outcome:
+                put = [e for e in run.trace if e.step.actor == 'scheduler'
+                       and e.step.label.startswith('PUT')][-1]
+                self.assertIn('gen=1', put.step.label)
+                self.assertIn('409 consumer generation conflict - expected '
+                              'null but got 1', put.result)
+            if shelve.COMPUTE_409 in run.outcome:
+                self.assertIn("expected 2 but got 1",
+                              str(run.results['compute'].error))
+
+
+class ReductionTestCase(base.TestCase):
+    """Sleep sets skip orderings, never findings."""
+
+    def test_reduction_keeps_every_outcome(self):
+        placement = self.useFixture(backends.get('double')())
+        for cell in shelve.all_cells():
+            full = report.summarise(cell, shelve.explore_cell(
+                placement, cell, reduce=False))
+            reduced = report.summarise(cell, shelve.explore_cell(
+                placement, cell, reduce=True))
+            self.assertEqual(set(full.counts), set(reduced.counts), cell)
+            self.assertLess(reduced.runs, full.runs, cell)
+            self.assertEqual(0, full.pruned)
+            self.assertGreater(reduced.pruned, 0)
+        # The corrected order: compute's last save can land before, between
+        # or after the API's six steps... all counted without reduction.
+        corrected = report.summarise(
+            shelve.all_cells()[0],
+            shelve.explore_cell(placement, shelve.all_cells()[0],
+                                reduce=False))
+        self.assertEqual(6, corrected.runs)
+
+
+class RandomRunsTestCase(base.TestCase):
+
+    def test_counts_add_up_and_corrected_is_clean(self):
+        placement = self.useFixture(backends.get('double')())
+        for cell in shelve.all_cells():
+            result = shelve.run_random(placement, cell, runs=10, seed=3)
+            self.assertEqual(10, result.runs)
+            self.assertGreaterEqual(sum(result.counts.values()), 10)
+            if cell.ordering == shelve.CORRECTED:
+                self.assertEqual({shelve.OK: 10}, result.counts)
+        self.assertEqual({}, placement.state.consumers)
