@@ -104,6 +104,10 @@ def _load_conf(config_files):
     conf = cfg.ConfigOpts()
     shelvefix_conf.placement.register_opts(conf)
     conf([], project='shelvefix', default_config_files=config_files)
+    # oslo.config converts values when they are read: read them all now so
+    # that a bad value is reported before anything runs.
+    for opt in shelvefix_conf.placement.placement_opts:
+        getattr(conf.placement, opt.dest)
     return conf
 
 

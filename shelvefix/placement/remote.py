@@ -14,6 +14,7 @@ cannot be reset.
 
 import urllib.parse
 
+from keystoneauth1 import exceptions as ks_exc
 from keystoneauth1 import loading as ks_loading
 import requests.adapters
 
@@ -50,30 +51,41 @@ class RemotePlacementFixture(fixture.PlacementFixture):
     :class:`~shelvefix.placement.fixture.PlacementFixture`; ``app`` and
     ``state`` are None.
 
-    :raises ValueError: at setUp, when the configuration yields no
-        placement endpoint (no auth_type and no endpoint_override)
+    :raises ValueError: when the configuration yields no placement
+        endpoint (no auth_type and no endpoint_override, or keystone cannot
+        name one)
     """
 
     def __init__(self, conf=None):
         super().__init__()
         self._conf = conf or shelvefix_conf.CONF
-
-    def _setUp(self):
-        self.addCleanup(self._clear)
+        # Resolved here, not in setUp, so that a bad configuration is a
+        # plain ValueError for the caller rather than a fixture SetupError.
         group = 'placement'
-        auth = ks_loading.load_auth_from_conf_options(self._conf, group)
-        self.session = ks_loading.load_session_from_conf_options(
-            self._conf, group, auth=auth)
-        self.adapter = ks_loading.load_adapter_from_conf_options(
-            self._conf, group, session=self.session, auth=auth,
-            raise_exc=False)
-        endpoint = (self._conf.placement.endpoint_override or
-                    self.adapter.get_endpoint())
+        try:
+            auth = ks_loading.load_auth_from_conf_options(self._conf, group)
+            self._session = ks_loading.load_session_from_conf_options(
+                self._conf, group, auth=auth)
+            self._adapter = ks_loading.load_adapter_from_conf_options(
+                self._conf, group, session=self._session, auth=auth,
+                raise_exc=False)
+            endpoint = self._conf.placement.endpoint_override
+            if not endpoint and auth is not None:
+                endpoint = self._adapter.get_endpoint()
+        except ks_exc.ClientException as e:
+            raise ValueError('cannot find the placement endpoint from '
+                             '[placement]: %s' % e) from e
         if not endpoint:
             raise ValueError(
                 'no placement endpoint: set [placement] endpoint_override, '
                 'or auth options that find placement in the service catalog')
-        self.endpoint = endpoint.rstrip('/')
+        self._remote_endpoint = endpoint.rstrip('/')
+
+    def _setUp(self):
+        self.addCleanup(self._clear)
+        self.session = self._session
+        self.adapter = self._adapter
+        self.endpoint = self._remote_endpoint
         self.transport = HTTPTransport(
             script_name=urllib.parse.urlsplit(self.endpoint).path)
         self.session.session.mount(self.endpoint, self.transport)

@@ -1,0 +1,162 @@
+"""Tests for ``shelvefix race``."""
+
+import io
+import json
+import os
+from unittest import mock
+
+import fixtures
+
+from shelvefix.cmd import main
+from shelvefix.explorer import legacy
+from shelvefix.explorer import shelve
+from shelvefix.placement import app as placement_app
+from shelvefix.placement import real
+from shelvefix.tests import base
+from shelvefix.tests.functional import wsgi_server
+
+
+class RaceCommandTestCase(base.TestCase):
+
+    def run_main(self, *argv):
+        out, err = io.StringIO(), io.StringIO()
+        with mock.patch('sys.stderr', err):
+            rc = main.main(list(argv), out=out)
+        return rc, out.getvalue(), err.getvalue()
+
+    def test_text_report_on_the_double(self):
+        rc, out, _err = self.run_main('race', '--backend', 'double')
+        self.assertEqual(0, rc)
+        self.assertIn('on the placement double', out)
+        lines = out.splitlines()
+        header = [line for line in lines if line.startswith('ordering')][0]
+        for column in ('interleavings', 'ok', 'scheduler 409', 'compute 409',
+                       'claim wiped', 'allocations leaked'):
+            self.assertIn(column, header)
+        rows = {tuple(line.split()[:2]): line.split()[2:]
+                for line in lines if line.startswith(('corrected', 'legacy'))}
+        self.assertEqual(4, len(rows))
+        for free in ('get-put', 'delete'):
+            runs, ok = rows[('corrected', free)][:2]
+            self.assertEqual(runs, ok)
+        self.assertIn('First counterexample: legacy order, free with get-put:'
+                      ' scheduler 409', out)
+        self.assertIn('compute', out)
+        self.assertIn('| scheduler', out)
+        self.assertIn('Corrected order: no bad outcome in any interleaving',
+                      out)
+
+    def test_json_and_diagram(self):
+        path = os.path.join(self.useFixture(fixtures.TempDir()).path,
+                            'race.md')
+        rc, out, _err = self.run_main('race', '--backend', 'double', '--json',
+                                      '--free', 'get-put', '--diagram', path)
+        self.assertEqual(0, rc)
+        data = json.loads(out)
+        self.assertTrue(data['corrected_is_clean'])
+        cells = {(c['ordering'], c['free']): c for c in data['cells']}
+        self.assertEqual({('corrected', 'get-put'), ('legacy', 'get-put')},
+                         set(cells))
+        legacy_cell = cells[('legacy', 'get-put')]
+        self.assertEqual({'ok', 'scheduler 409', 'compute 409',
+                          'claim wiped', 'allocations leaked'},
+                         set(legacy_cell['outcomes']))
+        example = legacy_cell['first_counterexamples']['scheduler 409']
+        self.assertEqual(['scheduler 409'], example['outcome'])
+        self.assertIn('AllocationUpdateFailed', example['errors']['scheduler'])
+        self.assertEqual(len(example['schedule']), len(example['trace']))
+        with open(path) as f:
+            diagrams = f.read()
+        self.assertEqual(4, diagrams.count('```mermaid'))
+        self.assertIn('S->>P: PUT /allocations/{instance} gen=1', diagrams)
+        self.assertIn('P-->>S: 409 consumer generation conflict - expected '
+                      'null but got 1', diagrams)
+
+    def test_no_reduce_counts_every_interleaving(self):
+        rc, out, _err = self.run_main('race', '--backend', 'double',
+                                      '--no-reduce', '--json',
+                                      '--ordering', 'corrected')
+        cells = json.loads(out)['cells']
+        self.assertEqual([6, 6], [c['interleavings'] for c in cells])
+        self.assertEqual([0, 0], [c['pruned'] for c in cells])
+
+    def test_bad_corrected_order_fails_the_gate(self):
+        with mock.patch.dict(shelve.MANAGERS,
+                             {shelve.CORRECTED: legacy.LegacyComputeManager}):
+            rc, out, _err = self.run_main('race', '--backend', 'double',
+                                          '--ordering', 'corrected')
+        self.assertEqual(1, rc)
+        self.assertIn('Corrected order: BAD OUTCOMES FOUND', out)
+
+    def test_random(self):
+        rc, out, _err = self.run_main('race', '--backend', 'double',
+                                      '--random', '5', '--seed', '7',
+                                      '--json')
+        self.assertEqual(0, rc)
+        data = json.loads(out)
+        self.assertEqual((5, 7), (data['random'], data['seed']))
+        for cell in data['cells']:
+            self.assertEqual(5, cell['runs'])
+            if cell['ordering'] == 'corrected':
+                self.assertEqual({'ok': 5}, cell['outcomes'])
+        rc, out, _err = self.run_main('race', '--backend', 'double',
+                                      '--random', '3', '--free', 'delete')
+        self.assertIn('runs', out.splitlines()[3])
+
+    def test_progress_bar(self):
+        rc, _out, err = self.run_main('race', '--backend', 'double',
+                                      '--random', '40', '--ordering',
+                                      'legacy', '--free', 'delete',
+                                      '--progress')
+        self.assertEqual(0, rc)
+        # Shown only once a cell has run for a second.
+        if err:
+            self.assertIn('legacy/delete: [', err)
+
+    def test_bad_input(self):
+        rc, _out, err = self.run_main('race', '--backend', 'remote')
+        self.assertEqual(2, rc)
+        self.assertIn('--backend remote needs --config-file', err)
+        rc, _out, err = self.run_main('race', '--random', '0')
+        self.assertEqual(2, rc)
+        self.assertIn('--random needs a positive number', err)
+        with mock.patch.object(real, 'available', return_value=False):
+            rc, _out, err = self.run_main('race')
+        self.assertEqual(2, rc)
+        self.assertIn('pip install "shelvefix[placement]"', err)
+        path = self.write_conf('[placement]\nclaim_retry_attempts = many\n')
+        rc, _out, err = self.run_main('race', '--backend', 'remote',
+                                      '--config-file', path)
+        self.assertEqual(2, rc)
+        self.assertIn('bad configuration', err)
+        path = self.write_conf('[placement]\n')
+        rc, _out, err = self.run_main('race', '--backend', 'remote',
+                                      '--config-file', path)
+        self.assertEqual(2, rc)
+        self.assertIn('no placement endpoint', err)
+
+    def write_conf(self, text):
+        path = os.path.join(self.useFixture(fixtures.TempDir()).path,
+                            'shelvefix.conf')
+        with open(path, 'w') as f:
+            f.write(text)
+        return path
+
+    def test_remote_backend_over_http(self):
+        server = self.useFixture(
+            wsgi_server.WSGIServerFixture(placement_app.PlacementApp()))
+        path = self.write_conf(
+            '[placement]\nauth_type = admin_token\ntoken = admin\n'
+            'endpoint_override = %s\n' % server.url)
+        rc, out, _err = self.run_main('race', '--backend', 'remote',
+                                      '--config-file', path, '--json')
+        self.assertEqual(0, rc)
+        data = json.loads(out)
+        self.assertEqual('remote', data['backend'])
+        legacy_cell = [c for c in data['cells']
+                       if (c['ordering'], c['free']) ==
+                       ('legacy', 'get-put')][0]
+        self.assertIn('compute 409', legacy_cell['outcomes'])
+        # Every run removed its providers and consumers again.
+        self.assertEqual({}, server.app.state.consumers)
+        self.assertEqual({}, server.app.state.providers)
