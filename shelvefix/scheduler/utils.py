@@ -2,6 +2,8 @@
 
 from oslo_log import log as logging
 
+from shelvefix import exception
+
 LOG = logging.getLogger(__name__)
 
 
@@ -39,7 +41,13 @@ def claim_resources(ctx, client, spec_obj, instance_uuid, alloc_req,
     LOG.debug('Attempting to claim resources in the placement API for '
               'instance %s', instance_uuid)
     user_id = getattr(spec_obj, 'user_id', None) or ctx.user_id
-    return client.claim_resources(
-        ctx, instance_uuid, alloc_req, spec_obj.project_id, user_id,
-        allocation_request_version=allocation_request_version,
-        consumer_generation=None)
+    try:
+        return client.claim_resources(
+            ctx, instance_uuid, alloc_req, spec_obj.project_id, user_id,
+            allocation_request_version=allocation_request_version,
+            consumer_generation=None)
+    except exception.ShelvefixException as e:
+        LOG.error('Unable to claim resources in placement for instance '
+                  '%(uuid)s (consumer %(uuid)s): %(error)s',
+                  {'uuid': instance_uuid, 'error': e})
+        raise

@@ -218,6 +218,35 @@ class SchedulerReportClient(object):
 
     # -- writing allocations
 
+    def _landed(self, context, consumer_uuid, allocations):
+        """After an ambiguous failure, did our write take effect anyway?
+
+        A timeout, a dropped connection or a 5xx from a proxy can hide a
+        write placement committed. Reporting such a write as failed would
+        lose it (a claim nobody owns, or allocations thought still there),
+        so the consumer is read back and compared with what was sent.
+
+        :returns: True if placement holds exactly ``allocations``
+            (``{rp: {'resources': {...}}}``), False if not or if it cannot
+            be read
+        """
+        try:
+            current = self.get_allocs_for_consumer(context, consumer_uuid)
+        except exception.ConsumerAllocationRetrievalFailed as e:
+            LOG.warning('Could not verify the allocations of consumer '
+                        '%(consumer)s after an ambiguous failure: %(error)s',
+                        {'consumer': consumer_uuid, 'error': e})
+            return False
+        held = {rp: a['resources']
+                for rp, a in current['allocations'].items()}
+        wanted = {rp: a['resources'] for rp, a in allocations.items()}
+        if held == wanted:
+            LOG.warning('The reply from placement for consumer %s was lost '
+                        'but its allocations were written as requested',
+                        consumer_uuid)
+            return True
+        return False
+
     def _put_allocations(self, context, consumer_uuid, payload,
                          version=CONSUMER_GENERATION_VERSION):
         """One PUT; returns None on 204, raises on anything else."""
@@ -226,9 +255,14 @@ class SchedulerReportClient(object):
             resp = self.put(url, payload, version=version,
                             global_request_id=context.global_id)
         except TRANSPORT_ERRORS as e:
+            if self._landed(context, consumer_uuid, payload['allocations']):
+                return
             raise exception.AllocationUpdateFailed(
                 consumer_uuid=consumer_uuid, error=_transport_error(e)) from e
         if resp.status_code == 204:
+            return
+        if resp.status_code >= 500 and self._landed(
+                context, consumer_uuid, payload['allocations']):
             return
         err = errors.error_from_response(resp)
         LOG.warning('Failed to save allocation for %(consumer)s. %(error)s',
@@ -379,7 +413,11 @@ class SchedulerReportClient(object):
             try:
                 resp = self.delete(url, global_request_id=context.global_id)
             except TRANSPORT_ERRORS as e:
+                if self._landed(context, uuid, {}):
+                    return True
                 raise failed(_transport_error(e), e)
+            if resp.status_code >= 500 and self._landed(context, uuid, {}):
+                return True
             if resp.status_code == 204:
                 LOG.info('Deleted allocations for %(consumer_type)s '
                          '%(uuid)s', what)
@@ -407,7 +445,11 @@ class SchedulerReportClient(object):
             resp = self.put(url, payload, version=CONSUMER_GENERATION_VERSION,
                             global_request_id=context.global_id)
         except TRANSPORT_ERRORS as e:
+            if self._landed(context, uuid, {}):
+                return True
             raise failed(_transport_error(e), e)
+        if resp.status_code >= 500 and self._landed(context, uuid, {}):
+            return True
         if resp.status_code == 204:
             LOG.info('Deleted allocation for %(consumer_type)s %(uuid)s',
                      what)

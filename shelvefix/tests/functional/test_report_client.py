@@ -472,3 +472,57 @@ class AdapterFromConfigTestCase(base.TestCase):
                                                         consumer))
         self.assertEqual('/allocations/%s' % consumer,
                          placement.calls[-1].path)
+
+
+class LostReplyTestCase(ReportClientTestCase):
+    """Placement committed the write but the client never saw the reply."""
+
+    def test_claim_reply_lost_is_recognised(self):
+        for fault in ({'exception': 'timeout'}, {'status': 503},
+                      {'status': 502, 'body': '<html>Bad Gateway</html>'}):
+            consumer = uuidutils.generate_uuid()
+            self.placement.inject_fault(method='PUT', when='after', **fault)
+            self.assertTrue(self.client.claim_resources(
+                self.context, consumer, self.alloc_req(self.rp1), 'proj',
+                'user', '1.28'))
+            self.placement.clear_faults()
+            self.assertEqual([self.rp1], list(
+                self.client.get_allocations_for_consumer(self.context,
+                                                         consumer)))
+        self.assertIn('was lost but its allocations were written as '
+                      'requested', self.log.output)
+
+    def test_claim_not_landed_still_fails(self):
+        self.placement.inject_fault(method='PUT', exception='timeout')
+        e = self.assertRaises(exception.AllocationUpdateFailed, self.claim)
+        self.assertIn('ConnectTimeout', str(e))
+        # The verification read came after the failed PUT.
+        self.assertEqual(['GET', 'PUT', 'GET'],
+                         [c.method for c in self.placement.calls])
+
+    def test_verification_read_fails(self):
+        self.placement.inject_fault(method='PUT', exception='timeout',
+                                    when='after')
+        self.placement.inject_fault(method='GET', nth=2, status=500)
+        e = self.assertRaises(exception.AllocationUpdateFailed, self.claim)
+        self.assertIn('ConnectTimeout', str(e))
+        self.assertIn('Could not verify the allocations of consumer %s'
+                      % self.consumer, self.log.output)
+
+    def test_delete_reply_lost_is_recognised(self):
+        for force, method in ((True, 'DELETE'), (False, 'PUT')):
+            self.claim()
+            self.placement.inject_fault(method=method, when='after',
+                                        exception='timeout')
+            self.assertTrue(self.client.delete_allocation_for_instance(
+                self.context, self.consumer, force=force))
+            self.placement.clear_faults()
+            self.assertEqual({'allocations': {}},
+                             self.client.get_allocs_for_consumer(
+                                 self.context, self.consumer))
+            self.claim()
+            self.placement.inject_fault(method=method, when='after',
+                                        status=500)
+            self.assertTrue(self.client.delete_allocation_for_instance(
+                self.context, self.consumer, force=force))
+            self.placement.clear_faults()

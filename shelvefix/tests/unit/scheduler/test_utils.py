@@ -4,6 +4,7 @@ from unittest import mock
 
 from oslo_utils import uuidutils
 
+from shelvefix import exception
 from shelvefix.scheduler import request_spec
 from shelvefix.scheduler import utils
 from shelvefix.tests import base
@@ -34,6 +35,18 @@ class ClaimResourcesTestCase(base.TestCase):
                               self.alloc_req)
         self.assertEqual(
             'fake-user', self.client.claim_resources.call_args[0][4])
+
+    def test_failure_is_logged_and_raised(self):
+        spec = request_spec.RequestSpec(self.uuid, 'proj', 'user')
+        self.client.claim_resources.side_effect = (
+            exception.AllocationUpdateFailed(consumer_uuid=self.uuid,
+                                             error='boom'))
+        self.assertRaises(exception.AllocationUpdateFailed,
+                          utils.claim_resources, self.context, self.client,
+                          spec, self.uuid, self.alloc_req)
+        (line,) = self.error_logs()
+        self.assertIn('consumer %s' % self.uuid, line)
+        self.assertIn('boom', line)
 
     def test_rebuild_claims_nothing(self):
         spec = request_spec.RequestSpec(
