@@ -115,12 +115,6 @@ def cmd_timeline(args, out):
     return 0 if all(r['ok'] for r in results) else 1
 
 
-def cmd_contract(args, out):
-    # Imported here: the contract suite is only needed by this command.
-    from shelvefix.contract import cli as contract_cli
-    return contract_cli.main(args.args, out=out)
-
-
 def build_parser():
     parser = argparse.ArgumentParser(
         prog='shelvefix',
@@ -154,13 +148,12 @@ def build_parser():
         description=race_cmd.__doc__.split('\n\n')[1].replace('\n', ' '))
     race_cmd.add_arguments(race)
     race.set_defaults(func=race_cmd.run)
-    contract = sub.add_parser(
+    sub.add_parser(
         'contract', add_help=False,
         help='run every contract scenario against the placement double and '
              'the real placement service and compare them (needs the '
              'placement extra; "shelvefix contract --help" for options)')
-    contract.add_argument('args', nargs=argparse.REMAINDER)
-    contract.set_defaults(func=cmd_contract)
+    # main() hands "contract ..." to shelvefix.contract.cli before parsing.
     return parser
 
 
@@ -177,6 +170,15 @@ def setup_logging(debug):
 
 def main(argv=None, out=None):
     """Console script entry point; returns the exit status."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    commands = [a for a in argv if not a.startswith('-')]
+    if commands and commands[0] == 'contract':
+        # The contract command parses its own options; argparse's REMAINDER
+        # would not pass on those that start with '--'.
+        index = argv.index('contract')
+        setup_logging('--debug' in argv[:index])
+        from shelvefix.contract import cli as contract_cli
+        return contract_cli.main(argv[index + 1:], out=out or sys.stdout)
     args = build_parser().parse_args(argv)
     setup_logging(args.debug)
     return args.func(args, out or sys.stdout)

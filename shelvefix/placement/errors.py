@@ -35,6 +35,8 @@ PROVIDER_CANNOT_DELETE_PARENT = (
 RESOURCE_PROVIDER_NOT_FOUND = 'placement.resource_provider.not_found'
 
 ERROR_CODE_MICROVERSION = (1, 23)
+# The Content-Type of every error answer to a HEAD request.
+HEAD_CONTENT_TYPE = 'text/html; charset=UTF-8'
 
 _DEFAULT_TEMPLATE = '${explanation}<br /><br />\n${detail}\n${html_comment}\n'
 _HTML_PAGE = ('<html>\n <head>\n  <title>${status}</title>\n </head>\n'
@@ -122,7 +124,12 @@ class HTTPError(Exception):
         offers = wsgi.acceptable_offers(environ.get('HTTP_ACCEPT'),
                                         ['text/html', wsgi.JSON_TYPE])
         status_line = '%d %s' % (self.status, self.title)
-        if offers and offers[0] == wsgi.JSON_TYPE:
+        if environ.get('REQUEST_METHOD', '').upper() == 'HEAD':
+            # WebOb does not negotiate a body for HEAD: the answer keeps
+            # its exceptions' default type whatever Accept says.
+            body = ''
+            content_type = HEAD_CONTENT_TYPE
+        elif offers and offers[0] == wsgi.JSON_TYPE:
             body = json.dumps(self.json_document(environ, version))
             content_type = wsgi.JSON_TYPE
         elif offers:

@@ -85,3 +85,16 @@ class TimelineCommandTestCase(base.TestCase):
                               ['timeline', '--free', 'bogus'])
         stderr.seek(0)
         self.assertIn("invalid choice: 'bogus'", stderr.read())
+
+
+class ContractCommandTestCase(base.TestCase):
+
+    def test_options_reach_the_contract_command(self):
+        out = io.StringIO()
+        with mock.patch('shelvefix.contract.cli.main',
+                        return_value=0) as contract_main:
+            self.assertEqual(0, main.main(
+                ['--debug', 'contract', '--scenario', 'x', '--json'],
+                out=out))
+        contract_main.assert_called_once_with(['--scenario', 'x', '--json'],
+                                              out=out)
