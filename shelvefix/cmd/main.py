@@ -18,6 +18,7 @@ import json
 import logging
 import sys
 
+from shelvefix.cmd import faults as faults_cmd
 from shelvefix.cmd import race as race_cmd
 from shelvefix.placement import backends
 from shelvefix.placement import real
@@ -148,6 +149,12 @@ def build_parser():
         description=race_cmd.__doc__.split('\n\n')[1].replace('\n', ' '))
     race_cmd.add_arguments(race)
     race.set_defaults(func=race_cmd.run)
+    faults = sub.add_parser(
+        'faults',
+        help='inject every kind of fault at every placement request of '
+             'shelve-offload and unshelve and check nothing is lost')
+    faults_cmd.add_arguments(faults)
+    faults.set_defaults(func=faults_cmd.run)
     sub.add_parser(
         'contract', add_help=False,
         help='run every contract scenario against the placement double and '
