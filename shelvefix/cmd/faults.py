@@ -9,8 +9,8 @@ import collections
 import json
 import sys
 
-from shelvefix import faults
 from shelvefix.cmd import race as race_cmd
+from shelvefix import faults
 
 
 def add_arguments(parser):
