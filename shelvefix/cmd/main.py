@@ -20,6 +20,7 @@ import sys
 
 from shelvefix.cmd import faults as faults_cmd
 from shelvefix.cmd import race as race_cmd
+from shelvefix.cmd import stress as stress_cmd
 from shelvefix.placement import backends
 from shelvefix.placement import real
 from shelvefix import scenario
@@ -155,6 +156,12 @@ def build_parser():
              'shelve-offload and unshelve and check nothing is lost')
     faults_cmd.add_arguments(faults)
     faults.set_defaults(func=faults_cmd.run)
+    stress = sub.add_parser(
+        'stress',
+        help='K servers x M shelve-offload/unshelve cycles with real '
+             'threads against placement over real HTTP')
+    stress_cmd.add_arguments(stress)
+    stress.set_defaults(func=stress_cmd.run)
     sub.add_parser(
         'contract', add_help=False,
         help='run every contract scenario against the placement double and '

@@ -14,6 +14,8 @@ fixture imports it even when its intercept is off); importing this module
 works without them, using the fixture does not.
 """
 
+import threading
+
 from shelvefix.placement import fixture
 
 INSTALL_HINT = ('the real placement backend needs openstack-placement: '
@@ -42,6 +44,32 @@ def available():
     return True
 
 
+class _OneAtATime(object):
+    """Serve one request at a time, body included.
+
+    An in-memory sqlite database is a single connection shared by every
+    thread, so two concurrent requests would share one transaction (seen:
+    a DELETE and a PUT interleaving inside placement left allocations that
+    neither request meant). Serialising requests makes each one atomic, as
+    a single-worker server would; races *between* requests, the ones that
+    matter here, are untouched. Use the ``PlacementServer`` of
+    :mod:`shelvefix.placement.server` for truly concurrent workers.
+    """
+
+    def __init__(self, app):
+        self.app = app
+        self.lock = threading.Lock()
+
+    def __call__(self, environ, start_response):
+        with self.lock:
+            result = self.app(environ, start_response)
+            try:
+                return [b''.join(result)]
+            finally:
+                if hasattr(result, 'close'):
+                    result.close()
+
+
 class RealPlacementFixture(fixture.PlacementFixture):
     """openstack-placement over in-memory sqlite, served in-process.
 
@@ -65,6 +93,6 @@ class RealPlacementFixture(fixture.PlacementFixture):
     def _setUp(self):
         deploy, pfix = _placement_modules()
         service = self.useFixture(pfix.PlacementFixture(use_intercept=False))
-        self._app = deploy.loadapp(service.conf_fixture.conf)
+        self._app = _OneAtATime(deploy.loadapp(service.conf_fixture.conf))
         self.addCleanup(setattr, self, '_app', None)
         super()._setUp()

@@ -1,0 +1,197 @@
+"""``shelvefix stress``: K servers × M cycles under real concurrency.
+
+By default placement runs the way a deployment runs it: placement's WSGI
+application under gunicorn with several workers on 127.0.0.1, backed by
+PostgreSQL (installed and started by ``tools/postgresql.sh`` if missing),
+reached over real HTTP. ``--database sqlite`` uses a file-backed sqlite
+database instead; ``--backend`` runs against the in-process double or real
+placement, or a remote one from ``--config-file``.
+"""
+
+import json
+import sys
+
+from keystoneauth1 import loading as ks_loading
+from oslo_config import cfg
+
+from shelvefix.cmd import race as race_cmd
+from shelvefix import conf as shelvefix_conf
+from shelvefix.explorer import shelve
+from shelvefix.placement import remote
+from shelvefix import stress
+
+
+def add_arguments(parser):
+    parser.add_argument('--servers', type=int, default=4, metavar='K',
+                        help='servers cycling concurrently (default 4)')
+    parser.add_argument('--cycles', type=int, default=10, metavar='M',
+                        help='shelve-offload/unshelve cycles per server '
+                             '(default 10)')
+    parser.add_argument(
+        '--backend', choices=('server',) + race_cmd.BACKEND_NAMES,
+        default='server',
+        help='server (default): placement under gunicorn on 127.0.0.1 over '
+             'real HTTP; real/double: in-process; remote: --config-file')
+    parser.add_argument('--database', choices=('postgresql', 'sqlite'),
+                        default='postgresql',
+                        help='database of --backend server (default '
+                             'postgresql)')
+    parser.add_argument('--workers', type=int, default=2,
+                        help='gunicorn workers of --backend server '
+                             '(default 2)')
+    parser.add_argument('--config-file', action='append', default=[],
+                        metavar='FILE',
+                        help='config with [placement], for --backend remote')
+    parser.add_argument('--ordering', choices=shelve.ORDERINGS,
+                        action='append',
+                        help='only this ordering (default: both)')
+    parser.add_argument('--free', choices=shelve.FREE_METHODS,
+                        action='append',
+                        help='way of freeing allocations (repeatable; '
+                             'default: delete, as nova does today)')
+    parser.add_argument('--poll-interval', type=float, default=0.005,
+                        metavar='SECONDS',
+                        help="the API client's status polling interval "
+                             '(default 0.005)')
+    parser.add_argument(
+        '--placement-latency', type=float, default=0.0, metavar='MS',
+        help='optional knob: delay every placement request by this many '
+             'milliseconds, as a distant placement would (default 0: '
+             'nothing is widened artificially)')
+    parser.add_argument('--seed', type=int, default=0)
+    parser.add_argument('--json', action='store_true')
+    parser.add_argument('--progress', action='store_true')
+
+
+def server_conf(url):
+    """A ``[placement]`` configuration for a noauth2 placement at ``url``."""
+    conf = cfg.ConfigOpts()
+    shelvefix_conf.placement.register_opts(conf)
+    conf.register_opts(
+        ks_loading.get_auth_plugin_conf_options('admin_token'),
+        group='placement')
+    conf([], project='shelvefix', default_config_files=[])
+    conf.set_override('auth_type', 'admin_token', group='placement')
+    conf.set_override('token', 'admin', group='placement')
+    conf.set_override('endpoint_override', url, group='placement')
+    return conf
+
+
+def _validate(args):
+    for name in ('servers', 'cycles', 'workers'):
+        if getattr(args, name) < 1:
+            return '--%s must be at least 1' % name
+    if args.poll_interval <= 0:
+        return '--poll-interval must be positive'
+    if args.placement_latency < 0:
+        return '--placement-latency cannot be negative'
+    return None
+
+
+def run(args, out, err=None):
+    """Run the command; returns the exit status."""
+    err = err or sys.stderr
+    problem = _validate(args)
+    if problem:
+        err.write('shelvefix stress: %s\n' % problem)
+        return 2
+    try:
+        if args.backend == 'server':
+            from shelvefix.placement import server
+            with server.PlacementServer(database=args.database,
+                                        workers=args.workers) as srv:
+                with remote.RemotePlacementFixture(
+                        server_conf(srv.url)) as placement:
+                    where = ('placement under gunicorn (%d workers) on %s, '
+                             '%s' % (args.workers, srv.url, args.database))
+                    return _run(args, placement, where, out, err)
+        placement = race_cmd.make_backend(args.backend, args.config_file)
+        with placement:
+            return _run(args, placement, race_cmd.BACKEND_TEXT[args.backend],
+                        out, err)
+    except SystemExit as e:
+        err.write('%s\n' % e)
+        return 2
+    except (ValueError, RuntimeError) as e:
+        err.write('shelvefix stress: %s\n' % e)
+        return 2
+
+
+def _run(args, placement, where, out, err):
+    results = []
+    orderings = args.ordering or shelve.ORDERINGS
+    for ordering in [o for o in shelve.ORDERINGS if o in orderings]:
+        for free in args.free or [shelve.DELETE]:
+            progress = race_cmd.Progress(
+                err, 'stress %s/%s' % (ordering, free),
+                total=args.servers * args.cycles, force=args.progress)
+            results.append(stress.run(
+                placement, ordering, free, args.servers, args.cycles,
+                poll_interval=args.poll_interval,
+                latency=args.placement_latency / 1000.0, seed=args.seed,
+                progress=progress))
+            progress.finish()
+    corrected_bad = any(stress.bad(r) for r in results
+                        if r.ordering == shelve.CORRECTED)
+    if args.json:
+        json.dump({'placement': where, 'servers': args.servers,
+                   'cycles_per_server': args.cycles,
+                   'poll_interval': args.poll_interval,
+                   'placement_latency_ms': args.placement_latency,
+                   'results': [_json(r) for r in results],
+                   'corrected_is_clean': not corrected_bad},
+                  out, indent=2, sort_keys=True)
+        out.write('\n')
+    else:
+        _print(args, where, results, out)
+    return 1 if corrected_bad else 0
+
+
+def _json(r):
+    return {'ordering': r.ordering, 'free': r.free, 'cycles': r.cycles,
+            'elapsed_s': round(r.elapsed, 3),
+            'cycles_per_second': round(r.cycles / r.elapsed, 2),
+            'outcomes': r.counts,
+            'scheduler_409': r.counts.get(shelve.SCHEDULER_409, 0),
+            'compute_409': r.counts.get(shelve.COMPUTE_409, 0),
+            'claims_wiped': r.counts.get(shelve.CLAIM_WIPED, 0),
+            'allocations_leaked': r.counts.get(shelve.LEAKED, 0),
+            'usage_expected': r.usage_expected,
+            'usage_actual': r.usage_actual,
+            'usage_ok': r.usage_expected == r.usage_actual,
+            'bad': sorted(stress.bad(r))}
+
+
+def _print(args, where, results, out):
+    out.write('shelvefix stress: %d servers x %d cycles, real threads, the '
+              'client polling every %g s%s\non %s\n\n' % (
+                  args.servers, args.cycles, args.poll_interval,
+                  (', +%g ms per placement request' % args.placement_latency
+                   if args.placement_latency else ''), where))
+    header = ('ordering', 'free', 'cycles', 'cycles/s', 'ok', 'sched 409',
+              'compute 409', 'wiped', 'leaked', 'usages')
+    out.write('%-10s %-8s %6s %8s %5s %9s %11s %6s %6s  %s\n' % header)
+    for r in results:
+        c = r.counts
+        others = sorted(set(c) - {shelve.OK, shelve.SCHEDULER_409,
+                                  shelve.COMPUTE_409, shelve.CLAIM_WIPED,
+                                  shelve.LEAKED})
+        out.write('%-10s %-8s %6d %8.1f %5d %9d %11d %6d %6d  %s%s\n' % (
+            r.ordering, r.free, r.cycles, r.cycles / r.elapsed,
+            c.get(shelve.OK, 0), c.get(shelve.SCHEDULER_409, 0),
+            c.get(shelve.COMPUTE_409, 0), c.get(shelve.CLAIM_WIPED, 0),
+            c.get(shelve.LEAKED, 0),
+            'as expected' if r.usage_expected == r.usage_actual else
+            'MISMATCH', (' (also: %s)' % ', '.join(
+                '%s %d' % (k, c[k]) for k in others)) if others else ''))
+    for r in results:
+        if r.usage_expected != r.usage_actual:
+            out.write('\n%s/%s provider usages: expected %s, placement has '
+                      '%s' % (r.ordering, r.free, r.usage_expected,
+                              r.usage_actual))
+    out.write('\n')
+    corrected = [r for r in results if r.ordering == shelve.CORRECTED]
+    if corrected:
+        out.write('Corrected order: %s\n' % (
+            'BAD OUTCOMES FOUND' if any(stress.bad(r) for r in corrected)
+            else 'no bad outcome'))
