@@ -25,6 +25,19 @@ PROJECT = 'project-a'
 USER = 'user-a'
 
 
+def create_providers(placement):
+    """Two uniquely named compute node providers; returns their uuids.
+
+    Unique names because providers may outlive one scenario on a shared
+    (or remote) placement.
+    """
+    suffix = uuidutils.generate_uuid()[:8]
+    return (placement.create_provider('compute-1-' + suffix,
+                                      inventory=INVENTORY),
+            placement.create_provider('compute-2-' + suffix,
+                                      inventory=INVENTORY))
+
+
 class ShelveScenario(fixtures.Fixture):
     """Set up placement, an instance with allocations and a compute host.
 
@@ -37,15 +50,18 @@ class ShelveScenario(fixtures.Fixture):
         scenario (the explorer runs many scenarios on one placement, and a
         remote placement cannot be reset): the scenario then removes its
         allocations and providers when it is cleaned up.
+    :param providers: ``(src, dst)`` providers to reuse (they are then
+        neither created nor deleted by the scenario)
     """
 
     def __init__(self, force_delete=True, manager_cls=manager.ComputeManager,
-                 placement=None, shared=False):
+                 placement=None, shared=False, providers=None):
         super().__init__()
         self.force_delete = force_delete
         self.manager_cls = manager_cls
         self._placement = placement
         self._shared = shared
+        self._providers = providers
 
     def _setUp(self):
         if self._shared:
@@ -54,12 +70,10 @@ class ShelveScenario(fixtures.Fixture):
             self.placement = self.useFixture(
                 self._placement or placement_fixture.PlacementFixture())
         self.client = self.placement.client
-        # Unique names: providers may outlive us on a shared placement.
-        suffix = uuidutils.generate_uuid()[:8]
-        self.src = self.placement.create_provider('compute-1-' + suffix,
-                                                  inventory=INVENTORY)
-        self.dst = self.placement.create_provider('compute-2-' + suffix,
-                                                  inventory=INVENTORY)
+        if self._providers:
+            self.src, self.dst = self._providers
+        else:
+            self.src, self.dst = create_providers(self.placement)
         if self._shared:
             self.addCleanup(self._remove_from_placement)
         self.compute_ctx = context.RequestContext(
@@ -94,8 +108,9 @@ class ShelveScenario(fixtures.Fixture):
         if getattr(self, 'instance', None) is not None:
             self.client.delete_allocation_for_instance(
                 ctx, self.instance.uuid, force=True)
-        for rp in (self.src, self.dst):
-            self.client.delete_resource_provider(ctx, rp)
+        if not self._providers:
+            for rp in (self.src, self.dst):
+                self.client.delete_resource_provider(ctx, rp)
 
     def _saved(self, uuid, row):
         self.save_marks.append((len(self.placement.calls), row))

@@ -32,6 +32,7 @@ import requests.adapters
 
 from shelvefix.compute import manager
 from shelvefix.compute import vm_states
+from shelvefix import context
 from shelvefix import exception
 from shelvefix.explorer import controller as controller_mod
 from shelvefix.explorer import legacy
@@ -217,12 +218,18 @@ class ShelveRaceProgram(object):
     def __init__(self, placement, cell):
         self.placement = placement
         self.cell = cell
+        self.providers = None
 
     def _scenario(self):
+        # The providers are made once per program and reused by every run
+        # (each run's consumer is removed at its end, so they start empty).
+        if self.providers is None:
+            self.providers = scenario.create_providers(self.placement)
         scn = scenario.ShelveScenario(
             force_delete=self.cell.free == DELETE,
             manager_cls=MANAGERS[self.cell.ordering],
-            placement=self.placement, shared=True)
+            placement=self.placement, shared=True,
+            providers=self.providers)
         scn.setUp()
         return scn
 
@@ -245,6 +252,14 @@ class ShelveRaceProgram(object):
                 scn.cleanUp()
         return controller_mod.RunSpec(actors=_actors(scn), check=check)
 
+    def close(self):
+        """Delete the providers the runs shared."""
+        if self.providers:
+            ctx = context.get_admin_context()
+            for rp in self.providers:
+                self.placement.client.delete_resource_provider(ctx, rp)
+            self.providers = None
+
 
 def explore_cell(placement, cell, reduce=True, progress=None):
     """Explore every interleaving of one cell.
@@ -252,8 +267,12 @@ def explore_cell(placement, cell, reduce=True, progress=None):
     :returns: a :class:`~shelvefix.explorer.controller.Exploration` whose
         run outcomes are label tuples (see :func:`classify`)
     """
-    return controller_mod.explore(ShelveRaceProgram(placement, cell),
-                                  reduce=reduce, progress=progress)
+    program = ShelveRaceProgram(placement, cell)
+    try:
+        return controller_mod.explore(program, reduce=reduce,
+                                      progress=progress)
+    finally:
+        program.close()
 
 
 RandomResult = collections.namedtuple('RandomResult',
@@ -275,6 +294,16 @@ def run_random(placement, cell, runs, seed, poll_interval=0.0005,
     program = ShelveRaceProgram(placement, cell)
     counts = collections.Counter()
     start = time.monotonic()
+    try:
+        _random_runs(program, runs, rng, poll_interval, max_start_delay,
+                     counts, progress)
+    finally:
+        program.close()
+    return RandomResult(cell, runs, dict(counts), time.monotonic() - start)
+
+
+def _random_runs(program, runs, rng, poll_interval, max_start_delay, counts,
+                 progress):
     for index in range(runs):
         scn = program._scenario()
         results = {}
@@ -306,4 +335,3 @@ def run_random(placement, cell, runs, seed, poll_interval=0.0005,
             scn.cleanUp()
         if progress:
             progress(index + 1)
-    return RandomResult(cell, runs, dict(counts), time.monotonic() - start)
