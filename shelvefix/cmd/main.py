@@ -18,6 +18,7 @@ import json
 import logging
 import sys
 
+from shelvefix.cmd import check as check_cmd
 from shelvefix.cmd import faults as faults_cmd
 from shelvefix.cmd import race as race_cmd
 from shelvefix.cmd import stress as stress_cmd
@@ -150,6 +151,14 @@ def build_parser():
         description=race_cmd.__doc__.split('\n\n')[1].replace('\n', ' '))
     race_cmd.add_arguments(race)
     race.set_defaults(func=race_cmd.run)
+    check = sub.add_parser(
+        'check',
+        help='does a nova tree have the fix? reads nova\'s '
+             '_shelve_offload_instance statically and cites file:line '
+             '(exit 0 fixed, 1 legacy order, 2 cannot tell)',
+        description=check_cmd.__doc__.split('\n\n')[1].replace('\n', ' '))
+    check_cmd.add_arguments(check)
+    check.set_defaults(func=check_cmd.run)
     faults = sub.add_parser(
         'faults',
         help='inject every kind of fault at every placement request of '

@@ -97,14 +97,7 @@ def run(args, out, err=None):
         return 2
     try:
         if args.backend == 'server':
-            from shelvefix.placement import server
-            with server.PlacementServer(database=args.database,
-                                        workers=args.workers) as srv:
-                with remote.RemotePlacementFixture(
-                        server_conf(srv.url)) as placement:
-                    where = ('placement under gunicorn (%d workers) on %s, '
-                             '%s' % (args.workers, srv.url, args.database))
-                    return _run(args, placement, where, out, err)
+            return _run_on_server(args, out, err)
         placement = race_cmd.make_backend(args.backend, args.config_file)
         with placement:
             return _run(args, placement, race_cmd.BACKEND_TEXT[args.backend],
@@ -115,6 +108,34 @@ def run(args, out, err=None):
     except (ValueError, RuntimeError) as e:
         err.write('shelvefix stress: %s\n' % e)
         return 2
+
+
+def _setup_error(exc):
+    # fixtures reports a failed setUp as MultipleExceptions of exc_info
+    # tuples; the first one is the real cause.
+    first = exc.args[0] if exc.args else None
+    if isinstance(first, tuple) and len(first) == 3:
+        return first[1]
+    return exc
+
+
+def _run_on_server(args, out, err):
+    from shelvefix.placement import server
+    srv = server.PlacementServer(database=args.database,
+                                 workers=args.workers)
+    try:
+        srv.setUp()
+    except Exception as e:
+        err.write('shelvefix stress: could not start placement: %s\n'
+                  % _setup_error(e))
+        return 2
+    try:
+        with remote.RemotePlacementFixture(server_conf(srv.url)) as placement:
+            where = ('placement under gunicorn (%d workers) on %s, %s'
+                     % (args.workers, srv.url, args.database))
+            return _run(args, placement, where, out, err)
+    finally:
+        srv.cleanUp()
 
 
 def _run(args, placement, where, out, err):

@@ -6,4 +6,4 @@ from shelvefix.conf import placement
 
 CONF = cfg.CONF
 
-placement.register_opts(CONF)
+placement.register_own_opts(CONF)

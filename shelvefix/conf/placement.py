@@ -13,11 +13,17 @@ from oslo_config import cfg
 GROUP_NAME = 'placement'
 DEFAULT_SERVICE_TYPE = 'placement'
 
-placement_group = cfg.OptGroup(
-    GROUP_NAME,
-    title='Placement Service Options',
-    help='Where the placement service is and how shelvefix retries '
-         'allocation writes that lose a resource provider generation race.')
+
+def _group():
+    # A new OptGroup each time: oslo.config keeps the registered options on
+    # the group object, so sharing one between ConfigOpts would share them.
+    return cfg.OptGroup(
+        GROUP_NAME,
+        title='Placement Service Options',
+        help='Where the placement service is and how shelvefix retries '
+             'allocation writes that lose a resource provider generation '
+             'race.')
+
 
 placement_opts = [
     cfg.IntOpt('claim_retry_attempts',
@@ -46,19 +52,46 @@ def _adapter_opts():
     return opts
 
 
+def register_own_opts(conf):
+    """Register only shelvefix's own [placement] options.
+
+    This is what importing :mod:`shelvefix.conf` does to the global CONF:
+    keystoneauth1's options are left alone, because nova registers its own
+    variants of them in the same group and oslo.config refuses an option
+    registered twice with different defaults. See :func:`register_ksa_opts`.
+    """
+    conf.register_group(_group())
+    conf.register_opts(placement_opts, group=GROUP_NAME)
+
+
+def register_ksa_opts(conf):
+    """Register keystoneauth1's session, auth and adapter options.
+
+    An option already registered under the same name (by nova, say) is
+    kept: both describe the same setting, and keeping the first one is what
+    lets shelvefix live in a nova process. The report client calls this
+    when it builds its adapter from configuration.
+    """
+    conf.register_group(_group())
+    for opt in (ks_loading.get_session_conf_options() +
+                ks_loading.get_auth_common_conf_options() +
+                _adapter_opts()):
+        try:
+            conf.register_opt(opt, group=GROUP_NAME)
+        except cfg.DuplicateOptError:
+            pass
+
+
 def register_opts(conf):
-    """Register the [placement] options, keystoneauth1's included."""
-    conf.register_group(placement_group)
-    conf.register_opts(placement_opts, group=placement_group)
-    ks_loading.register_session_conf_options(conf, GROUP_NAME)
-    ks_loading.register_auth_conf_options(conf, GROUP_NAME)
-    conf.register_opts(_adapter_opts(), group=placement_group)
+    """Register every [placement] option, keystoneauth1's included."""
+    register_own_opts(conf)
+    register_ksa_opts(conf)
 
 
 def list_opts():
     """The options of the group, for the sample config generator."""
     return {
-        placement_group: (
+        _group(): (
             placement_opts +
             ks_loading.get_session_conf_options() +
             ks_loading.get_auth_common_conf_options() +

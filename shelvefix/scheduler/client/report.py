@@ -130,6 +130,7 @@ class SchedulerReportClient(object):
 
     def _create_adapter(self):
         group = 'placement'
+        conf.placement.register_ksa_opts(self._conf)
         auth = ks_loading.load_auth_from_conf_options(self._conf, group)
         session = ks_loading.load_session_from_conf_options(
             self._conf, group, auth=auth)

@@ -9,6 +9,7 @@ from unittest import mock
 
 from oslo_utils import uuidutils
 
+from shelvefix import conf
 from shelvefix import exception
 from shelvefix.placement import fixture as placement_fixture
 from shelvefix.scheduler.client import report
@@ -458,6 +459,7 @@ class AdapterFromConfigTestCase(base.TestCase):
     def test_adapter_from_placement_options(self):
         from keystoneauth1 import loading as ks_loading
         placement = self.useFixture(placement_fixture.PlacementFixture())
+        conf.placement.register_ksa_opts(self.flags_fixture.conf)
         self.flags_fixture.register_opts(
             ks_loading.get_auth_plugin_conf_options('admin_token'),
             group='placement')

@@ -98,3 +98,12 @@ class ContractCommandTestCase(base.TestCase):
                 out=out))
         contract_main.assert_called_once_with(['--scenario', 'x', '--json'],
                                               out=out)
+
+
+class CheckCommandTestCase(base.TestCase):
+
+    def test_check_is_wired(self):
+        import shelvefix.compute.manager as ours
+        out = io.StringIO()
+        self.assertEqual(0, main.main(['check', ours.__file__], out=out))
+        self.assertIn('FIXED:', out.getvalue())

@@ -1,0 +1,112 @@
+"""Find ``nova/compute/manager.py`` without importing nova.
+
+A downstream maintainer may point at a git checkout of nova, at the
+``nova`` package directory inside some virtualenv's ``site-packages``, or
+at the file itself; ``--installed`` asks the running Python where its
+``nova`` package is. Importing nova to find out would run its import-time
+code and need its dependencies, so only the import system's finders are
+asked (``importlib.util.find_spec`` on a top-level name loads nothing).
+"""
+
+import importlib.metadata
+import importlib.util
+import os
+import sys
+
+MANAGER_RELPATH = os.path.join('nova', 'compute', 'manager.py')
+
+
+class SourceError(Exception):
+    """The file to check cannot be found or read."""
+
+
+class ManagerFile(object):
+    """A compute manager file to check.
+
+    :ivar filename: the path to open
+    :ivar display: how evidence names it (``nova/compute/manager.py`` when
+        found in a tree or package, else the path as given)
+    :ivar version: the installed distribution's version, when known
+    """
+
+    def __init__(self, filename, display, version=None):
+        self.filename = filename
+        self.display = display
+        self.version = version
+
+    def read(self):
+        """The file's text.
+
+        :raises SourceError: it cannot be read or decoded
+        """
+        try:
+            with open(self.filename, 'rb') as f:
+                data = f.read()
+        except OSError as e:
+            raise SourceError('cannot read %s: %s' % (self.filename,
+                                                      e.strerror or e))
+        try:
+            return data.decode('utf-8')
+        except UnicodeDecodeError as e:
+            raise SourceError('cannot read %s: not UTF-8 (%s)'
+                              % (self.filename, e))
+
+
+def from_path(path):
+    """The manager file for a path given on the command line.
+
+    :param path: ``manager.py`` itself, a nova source tree (holding
+        ``nova/compute/manager.py``) or a ``nova`` package directory
+        (holding ``compute/manager.py``)
+    :raises SourceError: nothing to check there
+    """
+    if os.path.isfile(path):
+        return ManagerFile(path, path)
+    if not os.path.isdir(path):
+        raise SourceError('file not found: %s does not exist' % path)
+    tree = os.path.join(path, MANAGER_RELPATH)
+    if os.path.isfile(tree):
+        return ManagerFile(tree, MANAGER_RELPATH)
+    package = os.path.join(path, 'compute', 'manager.py')
+    if os.path.isfile(package):
+        return ManagerFile(package, MANAGER_RELPATH)
+    raise SourceError('file not found: neither %s nor %s exists'
+                      % (tree, package))
+
+
+def installed(find_spec=importlib.util.find_spec,
+              distribution=importlib.metadata.distribution):
+    """The manager file of the ``nova`` package this Python would import.
+
+    :param find_spec: the finder to ask (replaceable in tests)
+    :param distribution: looks up installed distributions by name
+    :raises SourceError: nova is not installed, or has no compute manager
+    """
+    try:
+        spec = find_spec('nova')
+    except (ImportError, ValueError) as e:
+        raise SourceError('cannot locate the nova package: %s' % e)
+    if spec is None:
+        raise SourceError('file not found: nova is not installed for %s'
+                          % sys.executable)
+    for location in spec.submodule_search_locations or []:
+        candidate = os.path.join(location, 'compute', 'manager.py')
+        if os.path.isfile(candidate):
+            return ManagerFile(candidate, MANAGER_RELPATH,
+                               _version(location, distribution))
+    raise SourceError('file not found: the installed nova package (%s) has '
+                      'no compute/manager.py' % (spec.origin or spec.name))
+
+
+def _version(package_dir, distribution):
+    # Several copies of nova may be on the path; only trust a distribution
+    # whose files are the very package found above.
+    try:
+        dist = distribution('nova')
+    except importlib.metadata.PackageNotFoundError:
+        return None
+    located = os.path.dirname(str(dist.locate_file(
+        os.path.join('nova', '__init__.py'))))
+    if os.path.realpath(located) != os.path.realpath(package_dir):
+        return None
+    return dist.version

@@ -1,0 +1,436 @@
+"""nova's own shelve-offload, run against a shelvefix placement backend.
+
+:class:`NovaShelveScenario` is the nova counterpart of
+:class:`shelvefix.scenario.ShelveScenario`: a shelved server on
+``compute-1``, a second host to unshelve to, and one ordered timeline of
+placement requests and instance saves. What runs is nova's code:
+
+* ``ComputeManager.shelve_offload_instance`` and the
+  ``_shelve_offload_instance`` it calls, unchanged;
+* on the allocation path, nova's ``ResourceTracker``, its
+  ``SchedulerReportClient`` (bound to the placement fixture's keystoneauth1
+  adapter) and keystoneauth1, down to the placement backend;
+* on the scheduler side, ``nova.scheduler.utils.claim_resources`` with
+  another ``SchedulerReportClient``, as the scheduler process has its own.
+
+What is stubbed is what needs a database, a hypervisor, RPC or another
+service: ``Instance.save`` writes to a shelvefix
+:class:`~shelvefix.objects.instance.InstanceStore` (enforcing
+``expected_task_state`` as nova's database layer does), the block device
+and share mapping lookups return no mappings, instance action events and
+notifications are recorded, and the virt driver, network API and scheduler
+query client are recording doubles. ``ComputeManager.__init__`` is not run
+(it loads a virt driver and RPC clients); the attributes the shelve-offload
+path reads are set instead.
+
+This module imports nova; load it through
+:func:`shelvefix.tests.nova.base.load`.
+"""
+
+import ast
+import inspect
+import os
+
+import fixtures
+from nova.compute import manager as nova_manager
+from nova.compute import power_state
+from nova.compute import resource_tracker
+from nova.compute import task_states
+from nova.compute import vm_states
+import nova.conf
+from nova import context as nova_context
+from nova import exception as nova_exception
+from nova.network import model as network_model
+from nova import objects
+from nova.scheduler.client import report
+from nova.scheduler import utils as scheduler_utils
+from nova.virt import hardware
+from oslo_config import fixture as config_fixture
+from oslo_utils import uuidutils
+
+import shelvefix
+from shelvefix.compute import vm_states as shelvefix_vm_states
+from shelvefix import exception as shelvefix_exception
+from shelvefix.objects import instance as instance_obj
+from shelvefix.placement import backends
+
+objects.register_all()
+
+HOST = 'compute-1'
+INVENTORY = {'VCPU': 8, 'MEMORY_MB': 8192, 'DISK_GB': 100}
+RESOURCES = {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 10}
+PROJECT = 'project-a'
+USER = 'user-a'
+CLAIM_VERSION = '1.28'
+POLL_TIMEOUT = 10
+
+
+class NovaConfig(config_fixture.Config):
+    """nova's CONF, with overrides undone after each test."""
+
+    def __init__(self):
+        super(NovaConfig, self).__init__(nova.conf.CONF)
+
+
+def context(actor, is_admin=False):
+    """A nova ``RequestContext`` whose requests name ``actor``.
+
+    nova sends ``context.global_id`` as ``X-OpenStack-Request-ID``; the
+    ``req-<actor>-`` prefix lets the call log and the sequencer tell the
+    compute service's requests from the scheduler's.
+    """
+    # is_admin given: left None, nova would load its policy files.
+    return nova_context.RequestContext(
+        user_id=USER, project_id=PROJECT, is_admin=is_admin,
+        request_id='req-%s-%s' % (actor, uuidutils.generate_uuid()))
+
+
+class RecordingDriver(object):
+    """A virt driver that records what it is asked; the guest is gone."""
+
+    def __init__(self, events):
+        self.events = events
+
+    def power_off(self, instance, timeout=0, retry_interval=0):
+        self.events.append(('driver.power_off', timeout, retry_interval))
+
+    def get_info(self, instance, use_cache=True):
+        return hardware.InstanceInfo(state=power_state.SHUTDOWN)
+
+    def destroy(self, context, instance, network_info, block_device_info=None,
+                destroy_disks=True, destroy_secrets=True):
+        self.events.append(('driver.destroy',
+                            [vif['id'] for vif in network_info]))
+
+    def get_volume_connector(self, instance):
+        return {'host': HOST}
+
+    def node_is_available(self, nodename):
+        return nodename == HOST
+
+
+class RecordingNetworkAPI(object):
+    """One port, unbound on request."""
+
+    def __init__(self, events, port_id):
+        self.events = events
+        self.port_id = port_id
+
+    def get_instance_nw_info(self, context, instance, **kwargs):
+        return network_model.NetworkInfo([network_model.VIF(
+            id=self.port_id)])
+
+    def unbind_ports(self, context, ports, detach=True):
+        self.events.append(('network.unbind_ports', list(ports), detach))
+
+
+class RecordingQueryClient(object):
+    """The scheduler's instance-info updates."""
+
+    def __init__(self, events):
+        self.events = events
+
+    def delete_instance_info(self, context, host_name, instance_uuid):
+        self.events.append(('scheduler.delete_instance_info', host_name,
+                            instance_uuid))
+
+
+class NovaShelveScenario(fixtures.Fixture):
+    """A shelved nova instance on compute-1, on a placement backend.
+
+    :param backend: ``'double'`` or ``'real'`` (see
+        :mod:`shelvefix.placement.backends`)
+    :param manager_cls: nova's ``ComputeManager`` or a subclass (the
+        legacy-order copy)
+
+    After setUp:
+
+    :ivar placement: the placement fixture (``calls``, ``transport``...)
+    :ivar responses: ``(method, path, status, body text)`` of every
+        placement response, in order (the call log keeps no bodies)
+    :ivar compute: the nova compute manager
+    :ivar compute_client: its ``SchedulerReportClient``
+    :ivar scheduler_client: the scheduler's ``SchedulerReportClient``
+    :ivar instance: the nova ``Instance`` compute holds
+    :ivar store: the saved instance rows (what the API reads)
+    :ivar events: driver, network, scheduler and notification calls
+    :ivar src: the resource provider of compute-1
+    :ivar dst: the resource provider unshelving claims on
+    """
+
+    def __init__(self, backend='double',
+                 manager_cls=nova_manager.ComputeManager):
+        super(NovaShelveScenario, self).__init__()
+        self.backend = backend
+        self.manager_cls = manager_cls
+
+    def _setUp(self):
+        self.events = []
+        self.placement = self.useFixture(backends.get(self.backend)())
+        self._record_responses()
+        self.src = self.placement.create_provider(HOST, inventory=INVENTORY)
+        self.dst = self.placement.create_provider('compute-2',
+                                                  inventory=INVENTORY)
+        self.compute_ctx = context('compute', is_admin=True)
+        self.scheduler_ctx = context('scheduler', is_admin=True)
+        # Each service has its own client, as in a deployment.
+        self.compute_client = report.SchedulerReportClient(
+            adapter=self.placement.adapter)
+        self.scheduler_client = report.SchedulerReportClient(
+            adapter=self.placement.adapter)
+
+        self.store = instance_obj.InstanceStore()
+        self.save_marks = []
+        self.store.observers.append(self._saved)
+        self._stub_database_and_notifications()
+        self.instance = self._create_instance()
+        self.assert_claimed(self.scheduler_client.claim_resources(
+            context('setup', is_admin=True), self.instance.uuid,
+            self.alloc_request(self.src), PROJECT, USER, CLAIM_VERSION))
+        self.compute = self._build_compute_manager()
+        self.placement.reset_calls()
+        del self.responses[:]
+        del self.save_marks[:]
+        del self.events[:]
+
+    @staticmethod
+    def assert_claimed(result):
+        if result is not True:
+            raise AssertionError('setup claim failed: %r' % (result,))
+
+    def _record_responses(self):
+        self.responses = []
+        transport = self.placement.transport
+        send = transport.send
+
+        def recording_send(request, **kwargs):
+            response = send(request, **kwargs)
+            self.responses.append((request.method, request.path_url,
+                                   response.status_code, response.text))
+            return response
+
+        transport.send = recording_send
+        self.addCleanup(setattr, transport, 'send', send)
+
+    def _stub_database_and_notifications(self):
+        store, events = self.store, self.events
+
+        def save(instance, expected_vm_state=None, expected_task_state=None,
+                 admin_state_reset=False):
+            changes = {field: getattr(instance, field)
+                       for field in instance.obj_what_changed()}
+            try:
+                store.update(instance.uuid, changes,
+                             expected_task_state=expected_task_state,
+                             expected_vm_state=expected_vm_state)
+            except shelvefix_exception.InstanceUpdateConflict as e:
+                # nova's exceptions have the same names, hierarchy and
+                # arguments; nova's callers catch nova's.
+                raise getattr(nova_exception, type(e).__name__)(
+                    **e.kwargs) from e
+            instance.obj_reset_changes()
+
+        def lazy_load(instance, attrname):
+            raise AssertionError(
+                'nova read Instance.%s, which the harness did not set and '
+                'would load from the database' % attrname)
+
+        def recorder(name):
+            def record(*args, **kwargs):
+                events.append((name, kwargs.get('phase') or (
+                    args[3] if len(args) > 3 else None)))
+            return record
+
+        def no_mappings(list_cls):
+            return staticmethod(
+                lambda context, instance_uuid, *args, **kwargs:
+                list_cls(objects=[]))
+
+        patches = [
+            ('nova.objects.instance.Instance.save', save),
+            ('nova.objects.instance.Instance.obj_load_attr', lazy_load),
+            ('nova.objects.block_device.BlockDeviceMappingList.'
+             'get_by_instance_uuid',
+             no_mappings(objects.BlockDeviceMappingList)),
+            ('nova.objects.instance_action.InstanceActionEvent.event_start',
+             staticmethod(recorder('action_event.start'))),
+            ('nova.objects.instance_action.InstanceActionEvent.'
+             'event_finish_with_failure',
+             staticmethod(recorder('action_event.finish'))),
+            ('nova.compute.utils.notify_about_instance_usage',
+             recorder('notify.usage')),
+            ('nova.compute.utils.notify_about_instance_action',
+             recorder('notify.action')),
+            ('nova.compute.utils.add_instance_fault_from_exc',
+             recorder('instance_fault')),
+            ('nova.exception_wrapper._emit_legacy_exception_notification',
+             recorder('notify.exception')),
+            ('nova.exception_wrapper._emit_versioned_exception_notification',
+             recorder('notify.exception')),
+        ]
+        share_mappings = getattr(objects, 'ShareMappingList', None)
+        if share_mappings is not None:
+            # nova 30 (2024.2) and later look for shares at power off.
+            patches.append(('nova.objects.share_mapping.ShareMappingList.'
+                            'get_by_instance_uuid',
+                            no_mappings(share_mappings)))
+        for name, value in patches:
+            self.useFixture(fixtures.MonkeyPatch(name, value))
+
+    def _create_instance(self):
+        values = {
+            'uuid': uuidutils.generate_uuid(),
+            'vm_state': vm_states.SHELVED,
+            'task_state': task_states.SHELVING_OFFLOADING,
+            'power_state': power_state.RUNNING,
+            'host': HOST, 'node': HOST, 'launched_on': HOST,
+            'availability_zone': 'nova', 'compute_id': 1,
+            'project_id': PROJECT, 'user_id': USER,
+            'system_metadata': {}, 'root_device_name': '/dev/vda',
+        }
+        # Fields differ between nova releases; set those this one has.
+        values = {k: v for k, v in values.items()
+                  if k in objects.Instance.fields}
+        instance = objects.Instance(context=self.compute_ctx, **values)
+        instance.obj_reset_changes()
+        self.store.create({k: v for k, v in values.items()
+                           if k != 'system_metadata'})
+        return instance
+
+    def _build_compute_manager(self):
+        compute = self.manager_cls.__new__(self.manager_cls)
+        compute.host = HOST
+        compute.driver = RecordingDriver(self.events)
+        compute.network_api = RecordingNetworkAPI(
+            self.events, uuidutils.generate_uuid())
+        compute.volume_api = None
+        compute.query_client = RecordingQueryClient(self.events)
+        compute.send_instance_updates = True
+        compute.notifier = None
+        compute.reportclient = self.compute_client
+        compute.rt = resource_tracker.ResourceTracker(
+            HOST, compute.driver, reportclient=self.compute_client)
+        try:
+            from nova.compute import share_management
+        except ImportError:
+            pass
+        else:
+            compute.share_manager = share_management.ShareManager(
+                None, compute.driver)
+        return compute
+
+    def _saved(self, uuid, row):
+        self.save_marks.append((len(self.placement.calls), row))
+
+    def alloc_request(self, rp_uuid):
+        return {'allocations': {rp_uuid: {'resources': dict(RESOURCES)}}}
+
+    # -- the actors ---------------------------------------------------------
+
+    def shelve_offload(self):
+        """Compute: nova's ``shelve_offload_instance`` RPC entry point."""
+        kwargs = {}
+        signature = inspect.signature(self.compute.shelve_offload_instance)
+        if 'accel_uuids' in signature.parameters:
+            kwargs['accel_uuids'] = []
+        self.compute.shelve_offload_instance(
+            self.compute_ctx, self.instance, True, **kwargs)
+
+    def api_unshelve(self):
+        """The API client's side, then the scheduler's claim.
+
+        Waits until SHELVED_OFFLOADED is saved (a client polling the
+        server's status), then does what nova's API does before the
+        scheduler runs: ``task_state = UNSHELVING``, saved only if no task
+        owns the instance.
+
+        :returns: what ``claim_resources`` returned
+        :raises AllocationUpdateFailed: the claim hit a consumer
+            generation conflict
+        """
+        row = self.store.wait_for(
+            self.instance.uuid,
+            lambda row: row['vm_state'] == vm_states.SHELVED_OFFLOADED,
+            timeout=POLL_TIMEOUT)
+        instance = objects.Instance(
+            context=self.scheduler_ctx, uuid=row['uuid'],
+            vm_state=row['vm_state'], task_state=row['task_state'])
+        instance.obj_reset_changes()
+        instance.task_state = task_states.UNSHELVING
+        instance.save(expected_task_state=[None])
+        return self.unshelve_claim()
+
+    def unshelve_claim(self):
+        """The scheduler claims compute-2 with nova's claim_resources."""
+        spec = objects.RequestSpec(instance_uuid=self.instance.uuid,
+                                   project_id=PROJECT, user_id=USER,
+                                   scheduler_hints={})
+        return scheduler_utils.claim_resources(
+            self.scheduler_ctx, self.scheduler_client, spec,
+            self.instance.uuid, self.alloc_request(self.dst),
+            allocation_request_version=CLAIM_VERSION)
+
+    # -- what happened --------------------------------------------------------
+
+    def allocations(self):
+        """What placement says the instance holds now."""
+        return self.scheduler_client.get_allocs_for_consumer(
+            self.scheduler_ctx, self.instance.uuid)
+
+    def usages(self, rp_uuid):
+        resp = self.placement.adapter.get(
+            '/resource_providers/%s/usages' % rp_uuid, microversion='1.9')
+        return resp.json()['usages']
+
+    def saved(self):
+        return self.store.peek(self.instance.uuid)
+
+    def error_detail(self, method):
+        """Placement's last error body for ``method`` on the allocations.
+
+        :returns: the response text, or None if there was no error
+        """
+        path = '/allocations/%s' % self.instance.uuid
+        for r_method, r_path, status, text in reversed(self.responses):
+            if (r_method, status >= 400) == (method, True) and \
+                    r_path.endswith(path):
+                return text
+        return None
+
+    def timeline(self):
+        """Placement calls and saves in the order they happened.
+
+        Built as :meth:`shelvefix.scenario.ShelveScenario.timeline` builds
+        it: ``('placement', Call)`` or ``('save', row)``, a save placed
+        before the first call that completed after it.
+        """
+        events, marks = [], list(self.save_marks)
+        for index, call in enumerate(list(self.placement.calls)):
+            while marks and marks[0][0] <= index:
+                events.append(('save', marks.pop(0)[1]))
+            events.append(('placement', call))
+        events.extend(('save', row) for _, row in marks)
+        return events
+
+
+def _scenario_functions(*names):
+    """Functions of :mod:`shelvefix.scenario`, without importing it.
+
+    ``shelvefix.scenario`` loads ``shelvefix.conf``, which cannot share a
+    process with nova (see :mod:`shelvefix.tests.nova.base`). Its order
+    rule needs only ``vm_states``, so the functions are compiled from its
+    source here: nova's code is judged by the very rule the library's is.
+    """
+    path = os.path.join(os.path.dirname(shelvefix.__file__), 'scenario.py')
+    with open(path) as f:
+        tree = ast.parse(f.read(), path)
+    found = [node for node in tree.body
+             if isinstance(node, ast.FunctionDef) and node.name in names]
+    namespace = {'vm_states': shelvefix_vm_states}
+    exec(compile(ast.Module(body=found, type_ignores=[]), path, 'exec'),
+         namespace)
+    return [namespace[name] for name in names]
+
+
+index_of_offloaded_save, order_violations = _scenario_functions(
+    'index_of_offloaded_save', 'order_violations')

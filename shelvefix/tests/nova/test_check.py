@@ -1,0 +1,180 @@
+"""``shelvefix check`` on the installed nova and on rewritten copies of it.
+
+The installed ``nova/compute/manager.py`` must read as fixed. Copies of the
+whole file rewritten to older shapes (``rt = self._get_resource_tracker()``
+as in Rocky and Stein, the report client freeing directly) and to the
+legacy order must read as what they are, with evidence at the lines where
+the statements now are. The static check needs nova's files, not nova
+importable; only the legacy copy of the compiled method needs the import.
+"""
+
+import ast
+import collections
+import io
+import json
+import os
+
+import fixtures
+import testtools
+
+from shelvefix.cmd import check as check_cmd
+from shelvefix.nova import check
+from shelvefix.nova import source
+from shelvefix.tests.nova import base
+from shelvefix.tests.nova import rewrite
+
+
+def line_of(text, fragment, nth=1):
+    """The 1-based line holding the ``nth`` occurrence of ``fragment``."""
+    numbers = [n for n, line in enumerate(text.splitlines(), 1)
+               if fragment in line]
+    return numbers[nth - 1]
+
+
+class Args(object):
+
+    def __init__(self, path=None, installed=False, json=False):
+        self.path = path
+        self.installed = installed
+        self.json = json
+
+
+class InstalledNovaTestCase(testtools.TestCase):
+
+    def setUp(self):
+        super(InstalledNovaTestCase, self).setUp()
+        try:
+            self.manager = source.installed()
+        except source.SourceError as e:
+            self.skipTest('%s; %s' % (e, base.RUN_HINT))
+        self.text = self.manager.read()
+
+    def write_tree(self, text):
+        root = self.useFixture(fixtures.TempDir()).path
+        path = os.path.join(root, 'nova', 'compute', 'manager.py')
+        os.makedirs(os.path.dirname(path))
+        with open(path, 'w') as f:
+            f.write(text)
+        return root
+
+    def assertEvidence(self, result, text, free, save):
+        self.assertEqual(line_of(text, free), result.free.node.lineno,
+                         result.render())
+        self.assertEqual(line_of(text, save), result.save.node.lineno)
+
+    def test_installed_nova_is_fixed(self):
+        out = io.StringIO()
+        rc = check_cmd.run(Args(installed=True), out)
+        self.assertEqual(0, rc, out.getvalue())
+        lines = out.getvalue().splitlines()
+        self.assertTrue(lines[0].startswith('nova/compute/manager.py (%s'
+                                            % self.manager.filename))
+        self.assertTrue(lines[1].startswith('FIXED: '))
+        free = line_of(self.text, 'self.rt.delete_allocation_for_shelve_')
+        self.assertEqual(
+            '  frees allocations: nova/compute/manager.py:%d: self.rt.'
+            'delete_allocation_for_shelve_offloaded_instance(context, '
+            'instance)' % free, lines[2])
+        state = line_of(self.text, 'instance.vm_state = vm_states.SHELVED_')
+        self.assertIn('  sets the state:    nova/compute/manager.py:%d: '
+                      'instance.vm_state = vm_states.SHELVED_OFFLOADED'
+                      % state, lines)
+        self.assertLess(free, state)
+
+    def test_installed_nova_json(self):
+        out = io.StringIO()
+        rc = check_cmd.run(Args(installed=True, json=True), out)
+        data = json.loads(out.getvalue())
+        self.assertEqual((0, 'fixed', self.manager.filename),
+                         (rc, data['status'], data['file']))
+        self.assertEqual('self.rt', data['free']['receiver']['expression'])
+
+    def test_legacy_order_copy(self):
+        text = rewrite.legacy_order(self.text)
+        out = io.StringIO()
+        rc = check_cmd.run(Args(path=self.write_tree(text)), out)
+        self.assertEqual(1, rc, out.getvalue())
+        result = check.check_source(text)
+        self.assertEqual(check.LEGACY, result.status)
+        self.assertEvidence(result, text,
+                            'self.rt.delete_allocation_for_shelve_',
+                            'instance.save(expected_task_state=[task_states'
+                            '.SHELVING,')
+        self.assertLess(result.save.node.lineno, result.free.node.lineno)
+
+    def test_rocky_shape_copies(self):
+        fixed = rewrite.local_tracker_shape(self.text)
+        for text, status in ((fixed, check.FIXED),
+                             (rewrite.legacy_order(fixed), check.LEGACY)):
+            result = check.check_source(text)
+            self.assertEqual(status, result.status, result.render())
+            self.assertEvidence(result, text, ' rt.delete_allocation_for_',
+                                'instance.save(expected_task_state=[task_'
+                                'states.SHELVING,')
+            self.assertEqual(
+                {'expression': 'rt', 'binding':
+                 'rt = self._get_resource_tracker()',
+                 'bound_at': line_of(text, 'rt = self._get_resource_track')},
+                result.free.receiver)
+            self.assertIn('  rt bound at:       nova/compute/manager.py:%d: '
+                          'rt = self._get_resource_tracker()'
+                          % result.free.receiver['bound_at'],
+                          result.render())
+
+    def test_report_client_shape_copies(self):
+        fixed = rewrite.report_client_shape(self.text)
+        for text, status in ((fixed, check.FIXED),
+                             (rewrite.legacy_order(fixed), check.LEGACY)):
+            result = check.check_source(text)
+            self.assertEqual(status, result.status, result.render())
+            self.assertEqual('self.reportclient.delete_allocation_for_'
+                             'instance(context, instance.uuid)',
+                             result.free.source)
+
+    def test_rewrites_refuse_what_they_do_not_apply_to(self):
+        legacy = rewrite.legacy_order(self.text)
+        e = self.assertRaises(rewrite.RewriteError, rewrite.legacy_order,
+                              legacy)
+        self.assertIn('expected the fixed order, the check says legacy',
+                      str(e))
+
+
+class LegacyMethodTestCase(base.NovaTestCase):
+    """The compiled legacy copy differs from nova's only in order."""
+
+    def setUp(self):
+        super(LegacyMethodTestCase, self).setUp()
+        self.legacy = base.load('shelvefix.tests.nova.legacy')
+
+    def statements(self, text):
+        method = ast.parse(text).body[0].body[0]
+        return [ast.dump(stmt) for stmt in method.body]
+
+    def test_only_the_free_moved(self):
+        original, first = self.legacy.method_source()
+        moved, first_again = self.legacy.legacy_method_source()
+        self.assertEqual(first, first_again)
+        self.assertEqual(check.FIXED, check.check_source(original).status)
+        result = check.check_source(moved)
+        self.assertEqual(check.LEGACY, result.status)
+        before, after = self.statements(original), self.statements(moved)
+        self.assertNotEqual(before, after)
+        self.assertEqual(collections.Counter(before),
+                         collections.Counter(after))
+        # Take the free out of both and the rest is identical, in order.
+        free = ast.dump(ast.parse(moved).body[0].body[0].body[
+            [i for i, s in enumerate(ast.parse(moved).body[0].body[0].body)
+             if s.lineno <= result.free.node.lineno <= s.end_lineno][0]])
+        self.assertEqual([s for s in before if s != free],
+                         [s for s in after if s != free])
+
+    def test_compiled_class_runs_the_moved_source(self):
+        cls = self.legacy.legacy_compute_manager()
+        nova_cls = self.harness.nova_manager.ComputeManager
+        self.assertTrue(issubclass(cls, nova_cls))
+        method = cls._shelve_offload_instance
+        self.assertIsNot(nova_cls._shelve_offload_instance, method)
+        # Its globals are nova's module: the same objects, stubs included.
+        self.assertIs(vars(self.harness.nova_manager), method.__globals__)
+        self.assertEqual(self.legacy.legacy_method_source()[0],
+                         cls.legacy_source)
