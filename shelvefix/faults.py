@@ -97,14 +97,19 @@ def _check_failure(error, errors_logged, consumer, what):
     return problems
 
 
-def _offload(scn, log):
-    """Offload; returns (error, violations)."""
-    error = None
+def _attempt(func, log):
+    """Run ``func`` with a fresh ERROR log; return what it raised, or None."""
     del log.messages[:]
     try:
-        scn.shelve_offload()
+        func()
     except Exception as e:
-        error = e
+        return e
+    return None
+
+
+def _offload(scn, log):
+    """Offload; returns (error, violations)."""
+    error = _attempt(scn.shelve_offload, log)
     problems = []
     saved = scn.saved()
     held = _held(scn)
@@ -123,12 +128,7 @@ def _offload(scn, log):
 
 def _claim(scn, log):
     """Unshelve claim; returns (error, violations)."""
-    error = None
-    del log.messages[:]
-    try:
-        scn.api_unshelve(timeout=5.0)
-    except Exception as e:
-        error = e
+    error = _attempt(lambda: scn.api_unshelve(timeout=5.0), log)
     problems = []
     held = _held(scn)
     saved = scn.saved()

@@ -410,14 +410,22 @@ class SchedulerReportClient(object):
             exc.__cause__ = cause
             return exc
 
-        if force:
+        def send_free(send):
+            # None when the reply was lost but the allocations are gone.
             try:
-                resp = self.delete(url, global_request_id=context.global_id)
+                resp = send()
             except TRANSPORT_ERRORS as e:
                 if self._landed(context, uuid, {}):
-                    return True
+                    return None
                 raise failed(_transport_error(e), e)
             if resp.status_code >= 500 and self._landed(context, uuid, {}):
+                return None
+            return resp
+
+        if force:
+            resp = send_free(lambda: self.delete(
+                url, global_request_id=context.global_id))
+            if resp is None:
                 return True
             if resp.status_code == 204:
                 LOG.info('Deleted allocations for %(consumer_type)s '
@@ -442,14 +450,10 @@ class SchedulerReportClient(object):
                    'consumer_generation': current.get('consumer_generation'),
                    'project_id': current.get('project_id'),
                    'user_id': current.get('user_id')}
-        try:
-            resp = self.put(url, payload, version=CONSUMER_GENERATION_VERSION,
-                            global_request_id=context.global_id)
-        except TRANSPORT_ERRORS as e:
-            if self._landed(context, uuid, {}):
-                return True
-            raise failed(_transport_error(e), e)
-        if resp.status_code >= 500 and self._landed(context, uuid, {}):
+        resp = send_free(lambda: self.put(
+            url, payload, version=CONSUMER_GENERATION_VERSION,
+            global_request_id=context.global_id))
+        if resp is None:
             return True
         if resp.status_code == 204:
             LOG.info('Deleted allocation for %(consumer_type)s %(uuid)s',
