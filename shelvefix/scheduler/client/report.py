@@ -279,8 +279,12 @@ class SchedulerReportClient(object):
             consumer_uuid=consumer_uuid, error=errors.describe(err),
             placement_error=err)
 
-    def _with_retries(self, operation, consumer_uuid, func):
-        """Call ``func`` until it stops losing provider generation races."""
+    def _with_retries(self, operation, consumer_uuid, func,
+                      exc=exception.AllocationUpdateFailed):
+        """Call ``func`` until it stops losing provider generation races.
+
+        :param exc: what to raise when the retries run out
+        """
         attempts = self._conf.placement.claim_retry_attempts
         max_delay = self._conf.placement.claim_retry_max_delay
         last = None
@@ -299,11 +303,10 @@ class SchedulerReportClient(object):
         LOG.error('Failed scheduler client operation %(op)s for consumer '
                   '%(consumer)s: out of retries', {'op': operation,
                                                    'consumer': consumer_uuid})
-        raise exception.AllocationUpdateFailed(
-            consumer_uuid=consumer_uuid,
-            error='out of retries after %d attempts; last error: %s'
-                  % (attempts, errors.describe(last)),
-            placement_error=last)
+        raise exc(consumer_uuid=consumer_uuid,
+                  error='out of retries after %d attempts; last error: %s'
+                        % (attempts, errors.describe(last)),
+                  placement_error=last)
 
     def put_allocations(self, context, consumer_uuid, payload):
         """PUT the given allocations document for a consumer.
@@ -450,19 +453,27 @@ class SchedulerReportClient(object):
                    'consumer_generation': current.get('consumer_generation'),
                    'project_id': current.get('project_id'),
                    'user_id': current.get('user_id')}
-        resp = send_free(lambda: self.put(
-            url, payload, version=CONSUMER_GENERATION_VERSION,
-            global_request_id=context.global_id))
-        if resp is None:
-            return True
-        if resp.status_code == 204:
-            LOG.info('Deleted allocation for %(consumer_type)s %(uuid)s',
-                     what)
-            return True
-        err = errors.error_from_response(resp)
-        if errors.is_consumer_generation_conflict(err):
-            raise failed(err.detail)
-        raise failed(errors.describe(err))
+
+        def put_empty():
+            resp = send_free(lambda: self.put(
+                url, payload, version=CONSUMER_GENERATION_VERSION,
+                global_request_id=context.global_id))
+            if resp is None or resp.status_code == 204:
+                return True
+            err = errors.error_from_response(resp)
+            if errors.is_provider_generation_conflict(err):
+                # Placement lost a race on a provider to another consumer's
+                # write; the consumer itself is unchanged, so the same
+                # request is still right.
+                raise _ProviderGenerationConflict(err)
+            if errors.is_consumer_generation_conflict(err):
+                raise failed(err.detail)
+            raise failed(errors.describe(err))
+
+        self._with_retries('delete_allocation_for_instance', uuid, put_empty,
+                           exc=exception.AllocationDeleteFailed)
+        LOG.info('Deleted allocation for %(consumer_type)s %(uuid)s', what)
+        return True
 
     # -- providers and usages, for setting up and checking scenarios
 

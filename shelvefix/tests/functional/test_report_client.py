@@ -528,3 +528,37 @@ class LostReplyTestCase(ReportClientTestCase):
             self.assertTrue(self.client.delete_allocation_for_instance(
                 self.context, self.consumer, force=force))
             self.placement.clear_faults()
+
+
+class DeleteProviderConflictTestCase(ReportClientTestCase):
+    """GET + PUT empty retries placement's provider generation races."""
+
+    def setUp(self):
+        super(DeleteProviderConflictTestCase, self).setUp()
+        self.claim()
+        self.placement.reset_calls()
+
+    def test_retried_then_freed(self):
+        fault = self.placement.inject_fault(method='PUT', status=409,
+                                            body=PROVIDER_CONFLICT)
+        self.assertTrue(self.client.delete_allocation_for_instance(
+            self.context, self.consumer))
+        self.assertEqual(1, fault.fired)
+        self.assertEqual(['GET', 'PUT', 'PUT'],
+                         [c.method for c in self.placement.calls])
+        self.sleep.assert_called_once_with(2.0)
+        self.assertEqual({'allocations': {}},
+                         self.client.get_allocs_for_consumer(
+                             self.context, self.consumer))
+
+    def test_out_of_retries(self):
+        self.flags(group='placement', claim_retry_attempts=2)
+        self.placement.inject_fault(method='PUT', status=409,
+                                    body=PROVIDER_CONFLICT, times=5)
+        e = self.assertRaises(exception.AllocationDeleteFailed,
+                              self.client.delete_allocation_for_instance,
+                              self.context, self.consumer)
+        self.assertIn('out of retries after 2 attempts', str(e))
+        self.assertEqual([self.rp1], list(
+            self.client.get_allocations_for_consumer(self.context,
+                                                     self.consumer)))
