@@ -9,9 +9,9 @@ application behind the transport differs, which is what makes comparing the
 two meaningful.
 
 openstack-placement is an optional dependency (``pip install
-shelvefix[placement]``, which also brings wsgi-intercept: placement's test
-fixture imports it even when its intercept is off); importing this module
-works without them, using the fixture does not.
+shelvefix[placement]``, which also brings wsgi-intercept and testtools:
+placement's test fixture imports them even when its intercept is off);
+importing this module works without them, using the fixture does not.
 """
 
 import threading
