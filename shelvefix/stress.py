@@ -139,34 +139,15 @@ class _Server(object):
 
     def _classify(self, compute_error, claim_error, claimed, dst):
         h = self.harness
-        results = {
-            'compute': _Result(None, compute_error),
-            'scheduler': _Result(claimed, claim_error)}
         current = h.client.get_allocs_for_consumer(h.compute_ctx, self.uuid)
         held = {rp: a['resources']
                 for rp, a in current['allocations'].items()}
-        labels = []
-        if shelve._generation_conflict(claim_error):
-            labels.append(shelve.SCHEDULER_409)
-        if shelve._generation_conflict(compute_error):
-            labels.append(shelve.COMPUTE_409)
-        for name, result in results.items():
-            if result.error is not None and not shelve._generation_conflict(
-                    result.error):
-                labels.append('%s error: %s' % (
-                    name, type(result.error).__name__))
-        dst_rp = h.providers[dst]
-        if claimed:
-            if dst_rp not in held:
-                labels.append(shelve.CLAIM_WIPED)
-            if set(held) - {dst_rp}:
-                labels.append(shelve.LEAKED)
-        elif held:
-            labels.append(shelve.LEAKED)
+        # After a cycle the server is either spawned on dst (claimed) or
+        # offloaded, so an unclaimed server must hold nothing.
+        labels = shelve.outcome_labels(compute_error, claim_error, claimed,
+                                       held, h.providers[dst],
+                                       must_hold_nothing=True)
         return tuple(labels) or (shelve.OK,)
-
-
-_Result = collections.namedtuple('_Result', ['value', 'error'])
 
 
 class Harness(object):

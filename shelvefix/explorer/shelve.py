@@ -161,6 +161,38 @@ class StoreStepper(object):
             label=labels[op], guard=guard)
 
 
+def outcome_labels(compute_error, scheduler_error, claimed, held, dst,
+                   must_hold_nothing):
+    """Outcome labels from the actors' errors and what placement holds.
+
+    :param compute_error: what the offload raised, or None
+    :param scheduler_error: what the unshelve (wait + claim) raised, or None
+    :param claimed: True if the scheduler's claim reported success
+    :param held: ``{rp_uuid: resources}`` placement holds for the instance
+    :param dst: the provider the claim was for
+    :param must_hold_nothing: for an unclaimed instance, whether holding
+        anything is a leak (it is once the instance is offloaded)
+    :returns: a list of labels, empty when nothing went wrong
+    """
+    labels = []
+    if _generation_conflict(scheduler_error):
+        labels.append(SCHEDULER_409)
+    if _generation_conflict(compute_error):
+        labels.append(COMPUTE_409)
+    for name, error in (('compute', compute_error),
+                        ('scheduler', scheduler_error)):
+        if error is not None and not _generation_conflict(error):
+            labels.append('%s error: %s' % (name, type(error).__name__))
+    if claimed:
+        if dst not in held:
+            labels.append(CLAIM_WIPED)
+        if set(held) - {dst}:
+            labels.append(LEAKED)
+    elif must_hold_nothing and held:
+        labels.append(LEAKED)
+    return labels
+
+
 def classify(scn, results):
     """Outcome labels of one run, read from placement and the store.
 
@@ -168,29 +200,14 @@ def classify(scn, results):
     :param results: actor name → result with ``value``/``error``/``stuck``
     :returns: a tuple of labels, ``('ok',)`` when nothing went wrong
     """
-    labels = []
     compute, sched = results['compute'], results['scheduler']
-    if _generation_conflict(sched.error):
-        labels.append(SCHEDULER_409)
-    if _generation_conflict(compute.error):
-        labels.append(COMPUTE_409)
-    for name, result in (('compute', compute), ('scheduler', sched)):
-        if result.error is not None and not _generation_conflict(
-                result.error):
-            labels.append('%s error: %s' % (name,
-                                            type(result.error).__name__))
     held = {rp: alloc['resources'] for rp, alloc in
             scn.allocations()['allocations'].items()}
     claimed = sched.error is None and not sched.stuck and bool(sched.value)
-    if claimed:
-        if scn.dst not in held:
-            labels.append(CLAIM_WIPED)
-        if set(held) - {scn.dst}:
-            labels.append(LEAKED)
-    else:
-        saved = scn.store.peek(scn.instance.uuid)
-        if saved['vm_state'] == vm_states.SHELVED_OFFLOADED and held:
-            labels.append(LEAKED)
+    saved = scn.store.peek(scn.instance.uuid)
+    labels = outcome_labels(
+        compute.error, sched.error, claimed, held, scn.dst,
+        must_hold_nothing=saved['vm_state'] == vm_states.SHELVED_OFFLOADED)
     state = getattr(scn.placement, 'state', None)
     if (not held and state is not None and
             scn.instance.uuid in state.consumers):
