@@ -11,11 +11,7 @@ placement, or a remote one from ``--config-file``.
 import json
 import sys
 
-from keystoneauth1 import loading as ks_loading
-from oslo_config import cfg
-
 from shelvefix.cmd import race as race_cmd
-from shelvefix import conf as shelvefix_conf
 from shelvefix.explorer import shelve
 from shelvefix.placement import remote
 from shelvefix import stress
@@ -61,20 +57,6 @@ def add_arguments(parser):
     parser.add_argument('--seed', type=int, default=0)
     parser.add_argument('--json', action='store_true')
     parser.add_argument('--progress', action='store_true')
-
-
-def server_conf(url):
-    """A ``[placement]`` configuration for a noauth2 placement at ``url``."""
-    conf = cfg.ConfigOpts()
-    shelvefix_conf.placement.register_opts(conf)
-    conf.register_opts(
-        ks_loading.get_auth_plugin_conf_options('admin_token'),
-        group='placement')
-    conf([], project='shelvefix', default_config_files=[])
-    conf.set_override('auth_type', 'admin_token', group='placement')
-    conf.set_override('token', 'admin', group='placement')
-    conf.set_override('endpoint_override', url, group='placement')
-    return conf
 
 
 def _validate(args):
@@ -130,7 +112,10 @@ def _run_on_server(args, out, err):
                   % _setup_error(e))
         return 2
     try:
-        with remote.RemotePlacementFixture(server_conf(srv.url)) as placement:
+        # The server writes the [placement] file a --config-file user would
+        # pass; reading it exercises the same path as --backend remote.
+        conf = race_cmd._load_conf([srv.shelvefix_config])
+        with remote.RemotePlacementFixture(conf) as placement:
             where = ('placement under gunicorn (%d workers) on %s, %s'
                      % (args.workers, srv.url, args.database))
             return _run(args, placement, where, out, err)
