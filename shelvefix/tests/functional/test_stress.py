@@ -2,6 +2,7 @@
 
 import io
 import json
+import time
 from unittest import mock
 
 from shelvefix.cmd import main
@@ -9,6 +10,24 @@ from shelvefix.explorer import shelve
 from shelvefix.placement import backends
 from shelvefix import stress
 from shelvefix.tests import base
+
+
+class _SlowActor(object):
+    """Delays the requests of one actor (by request id prefix)."""
+
+    def __init__(self, inner, prefix, delay):
+        self.inner = inner
+        self.prefix = prefix
+        self.delay = delay
+
+    def send(self, request, **kwargs):
+        request_id = request.headers.get('X-OpenStack-Request-ID') or ''
+        if request_id.startswith(self.prefix):
+            time.sleep(self.delay)
+        return self.inner.send(request, **kwargs)
+
+    def close(self):
+        pass
 
 
 class StressTestCase(base.TestCase):
@@ -32,12 +51,20 @@ class StressTestCase(base.TestCase):
         self.assertEqual({}, self.placement.state.consumers)
         self.assertEqual({}, self.placement.state.providers)
 
-    def test_legacy_order_races_with_a_slow_placement(self):
-        # 20 ms per request against 1 ms polling: the window between the
-        # offloaded save and the free is always open.
+    def test_legacy_order_races_when_compute_is_slow(self):
+        # Compute's requests take 50 ms while the client polls every 1 ms:
+        # in the legacy order the client reads SHELVED_OFFLOADED and the
+        # scheduler claims while compute's free is still on its way, every
+        # cycle. (Slowing every request alike would not do: compute's free
+        # would still land before the scheduler's equally slowed read.)
+        session = self.placement.session.session
+        session.mount(self.placement.endpoint,
+                      _SlowActor(self.placement.transport, 'req-compute-',
+                                 0.05))
+        self.addCleanup(session.mount, self.placement.endpoint,
+                        self.placement.transport)
         result = stress.run(self.placement, shelve.LEGACY, shelve.DELETE,
-                            servers=2, cycles=5, poll_interval=0.001,
-                            latency=0.02)
+                            servers=2, cycles=5, poll_interval=0.001)
         self.assertEqual(10, sum(n for label, n in result.counts.items()
                                  if label in (shelve.OK,
                                               shelve.SCHEDULER_409,
