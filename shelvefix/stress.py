@@ -33,6 +33,7 @@ from shelvefix.scheduler import utils as scheduler_utils
 FLAVOR = instance_obj.Flavor(name='m1.tiny', vcpus=1, memory_mb=128,
                              root_gb=1)
 PROJECT = 'stress-project'
+COMPUTE_REQUEST_PREFIX = 'req-compute-'
 USER = 'stress-user'
 
 StressResult = collections.namedtuple(
@@ -40,12 +41,15 @@ StressResult = collections.namedtuple(
                      'counts', 'usage_expected', 'usage_actual'])
 
 
-class _LatencyTransport(object):
-    """Delays every request by ``latency`` seconds before sending it.
+class _ComputeLatencyTransport(object):
+    """Delays compute's requests by ``latency`` seconds before sending them.
 
-    The optional, documented knob that widens the race window the way a
-    remote placement would: it slows compute's free as much as the
-    scheduler's read, without touching the code under test.
+    The optional, documented knob that widens the race window, as a compute
+    host far from placement would: in the legacy order the free reaches
+    placement later after the offloaded state is visible. Slowing every
+    request alike would not widen it, since the scheduler's read would be
+    slowed as much. The code under test is not touched, and both orderings
+    get the same delay.
     """
 
     def __init__(self, inner, latency):
@@ -53,7 +57,9 @@ class _LatencyTransport(object):
         self.latency = latency
 
     def send(self, request, **kwargs):
-        time.sleep(self.latency)
+        request_id = request.headers.get('X-OpenStack-Request-ID') or ''
+        if request_id.startswith(COMPUTE_REQUEST_PREFIX):
+            time.sleep(self.latency)
         return self.inner.send(request, **kwargs)
 
     def close(self):
@@ -158,7 +164,7 @@ class Harness(object):
         self.client = placement.client
         self.store = instance_obj.InstanceStore()
         self.compute_ctx = context.RequestContext(
-            request_id='req-compute-%s' % uuidutils.generate_uuid())
+            request_id=COMPUTE_REQUEST_PREFIX + uuidutils.generate_uuid())
         self.scheduler_ctx = context.RequestContext(
             user_id=USER, project_id=PROJECT,
             request_id='req-scheduler-%s' % uuidutils.generate_uuid())
@@ -209,13 +215,13 @@ def run(placement, ordering, free, servers, cycles, poll_interval=0.005,
 
     :param placement: a set-up placement fixture (any backend)
     :param poll_interval: seconds between the API client's status polls
-    :param latency: extra seconds before every placement request (the
-        optional knob; 0 by default)
+    :param latency: extra seconds before each of compute's placement
+        requests (the optional knob; 0 by default)
     """
     session = placement.session.session
     if latency:
         session.mount(placement.endpoint,
-                      _LatencyTransport(placement.transport, latency))
+                      _ComputeLatencyTransport(placement.transport, latency))
     harness = Harness(placement, ordering, free, servers)
     counts = collections.Counter()
     lock = threading.Lock()

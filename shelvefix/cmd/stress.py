@@ -50,10 +50,11 @@ def add_arguments(parser):
                         help="the API client's status polling interval "
                              '(default 0.005)')
     parser.add_argument(
-        '--placement-latency', type=float, default=0.0, metavar='MS',
-        help='optional knob: delay every placement request by this many '
-             'milliseconds, as a distant placement would (default 0: '
-             'nothing is widened artificially)')
+        '--compute-latency', type=float, default=0.0, metavar='MS',
+        help="optional knob: delay each of compute's placement requests "
+             'by this many milliseconds, as a compute host far from '
+             'placement would, in both orderings (default 0: nothing is '
+             'widened artificially)')
     parser.add_argument('--seed', type=int, default=0)
     parser.add_argument('--json', action='store_true')
     parser.add_argument('--progress', action='store_true')
@@ -65,8 +66,8 @@ def _validate(args):
             return '--%s must be at least 1' % name
     if args.poll_interval <= 0:
         return '--poll-interval must be positive'
-    if args.placement_latency < 0:
-        return '--placement-latency cannot be negative'
+    if args.compute_latency < 0:
+        return '--compute-latency cannot be negative'
     return None
 
 
@@ -134,7 +135,7 @@ def _run(args, placement, where, out, err):
             results.append(stress.run(
                 placement, ordering, free, args.servers, args.cycles,
                 poll_interval=args.poll_interval,
-                latency=args.placement_latency / 1000.0, seed=args.seed,
+                latency=args.compute_latency / 1000.0, seed=args.seed,
                 progress=progress))
             progress.finish()
     corrected_bad = any(stress.bad(r) for r in results
@@ -143,7 +144,7 @@ def _run(args, placement, where, out, err):
         json.dump({'placement': where, 'servers': args.servers,
                    'cycles_per_server': args.cycles,
                    'poll_interval': args.poll_interval,
-                   'placement_latency_ms': args.placement_latency,
+                   'compute_latency_ms': args.compute_latency,
                    'results': [_json(r) for r in results],
                    'corrected_is_clean': not corrected_bad},
                   out, indent=2, sort_keys=True)
@@ -172,8 +173,9 @@ def _print(args, where, results, out):
     out.write('shelvefix stress: %d servers x %d cycles, real threads, the '
               'client polling every %g s%s\non %s\n\n' % (
                   args.servers, args.cycles, args.poll_interval,
-                  (', +%g ms per placement request' % args.placement_latency
-                   if args.placement_latency else ''), where))
+                  (", +%g ms per compute placement request"
+                   % args.compute_latency if args.compute_latency else ''),
+                  where))
     header = ('ordering', 'free', 'cycles', 'cycles/s', 'ok', 'sched 409',
               'compute 409', 'wiped', 'leaked', 'usages')
     out.write('%-10s %-8s %6s %8s %5s %9s %11s %6s %6s  %s\n' % header)
