@@ -21,8 +21,8 @@ import sys
 import time
 import uuid
 
+from shelvefix.backends import fixture as placement_fixture
 from shelvefix import context
-from shelvefix.placement import fixture as placement_fixture
 
 RESOURCES = {'VCPU': 1, 'MEMORY_MB': 512}
 

@@ -54,10 +54,6 @@ class InstanceNotFound(ShelvefixException):
     msg_fmt = 'Instance %(instance_id)s could not be found.'
 
 
-class PlacementAPIConnectFailure(ShelvefixException):
-    msg_fmt = 'Unable to communicate with the Placement API.'
-
-
 class AllocationUpdateFailed(ShelvefixException):
     msg_fmt = ('Failed to update allocations for consumer %(consumer_uuid)s. '
                'Error: %(error)s')
@@ -66,6 +62,32 @@ class AllocationUpdateFailed(ShelvefixException):
 class AllocationDeleteFailed(ShelvefixException):
     msg_fmt = ('Failed to delete allocations for consumer %(consumer_uuid)s. '
                'Error: %(error)s')
+
+
+class ConsumerGenerationConflict(ShelvefixException):
+    """Placement refused a write: the consumer changed since it was read.
+
+    Not raised on its own: :class:`AllocationUpdateConflict` and
+    :class:`AllocationDeleteConflict` carry it, so that callers written
+    for nova's ``AllocationUpdateFailed`` / ``AllocationDeleteFailed`` still
+    catch them, and callers that care about the race can tell it from any
+    other failure without reading placement's text. The ``placement_error``
+    keyword argument holds placement's error
+    (:class:`~shelvefix.scheduler.client.errors.PlacementError`).
+    """
+
+    msg_fmt = ('Consumer generation conflict for consumer '
+               '%(consumer_uuid)s: %(error)s')
+
+
+class AllocationUpdateConflict(AllocationUpdateFailed,
+                               ConsumerGenerationConflict):
+    """A claim or allocation write lost a consumer generation race."""
+
+
+class AllocationDeleteConflict(AllocationDeleteFailed,
+                               ConsumerGenerationConflict):
+    """Freeing allocations lost a consumer generation race."""
 
 
 class ConsumerAllocationRetrievalFailed(ShelvefixException):
@@ -84,8 +106,3 @@ class ResourceProviderRetrievalFailed(ShelvefixException):
 class ResourceProviderUpdateFailed(ShelvefixException):
     msg_fmt = ('Failed to update resource provider via URL %(url)s: '
                '%(error)s')
-
-
-class UsagesRetrievalFailed(ShelvefixException):
-    msg_fmt = ('Failed to retrieve usages for project %(project_id)s and '
-               'user %(user_id)s: %(error)s')

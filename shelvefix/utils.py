@@ -41,3 +41,16 @@ def synchronized(name):
                 return f(*args, **kwargs)
         return inner
     return wrap
+
+
+def version_tuple(version, what='microversion'):
+    """``'1.28'`` as ``(1, 28)``, to compare microversions.
+
+    :raises Invalid: ``version`` does not look like ``MAJOR.MINOR``
+    """
+    try:
+        major, minor = version.split('.')
+        return int(major), int(minor)
+    except (AttributeError, ValueError):
+        raise exception.Invalid(
+            reason='%s must look like "1.28", got %r' % (what, version))

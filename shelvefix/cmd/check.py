@@ -10,9 +10,12 @@ printed).
 """
 
 import json
-import sys
 
-from shelvefix.nova import check
+from shelvefix.cmd import common
+
+HELP = ("does a nova tree have the fix? reads nova's _shelve_offload_instance "
+        'statically and cites file:line (exit 0 fixed, 1 legacy order, 2 '
+        'cannot tell)')
 
 
 def add_arguments(parser):
@@ -26,22 +29,21 @@ def add_arguments(parser):
         '--installed', action='store_true',
         help='check the nova package installed for this Python instead of '
              'PATH (located without importing it)')
-    parser.add_argument('--json', action='store_true',
-                        help='print the verdict and evidence as JSON')
+    common.add_json_argument(parser)
 
 
-def run(args, out, err=None):
+def run(args, out, err):
     """Run the command.
 
     :param args: parsed arguments (see :func:`add_arguments`)
     :param out: where the verdict goes
-    :param err: where usage errors go (default: stderr)
+    :param err: unused; usage errors are raised
     :returns: the exit status: 0 fixed, 1 legacy order, 2 cannot tell
+    :raises CommandError: neither or both of PATH and --installed
     """
-    err = err or sys.stderr
     if bool(args.path) == bool(args.installed):
-        err.write('shelvefix check: give either PATH or --installed\n')
-        return check.EXIT_CODES[check.UNKNOWN]
+        raise common.CommandError('give either PATH or --installed')
+    from shelvefix.novacheck import check
     if args.installed:
         result = check.check_installed()
     else:

@@ -1,30 +1,31 @@
 """``shelvefix faults``: a fault at every placement request, nothing lost.
 
-Runs :mod:`shelvefix.faults` on one or more placement backends and prints
+Runs :mod:`shelvefix.race.fault_matrix` on one or more placement backends
+and prints
 the faults tried, the failures that surfaced, the invariants held and what
 was lost (which must be nothing). Exit 0 only if nothing was lost.
 """
 
 import collections
 import json
-import sys
 
-from shelvefix.cmd import race as race_cmd
-from shelvefix import faults
+from shelvefix import backends
+from shelvefix.cmd import common
+from shelvefix import race
+
+HELP = ('inject every kind of fault at every placement request of '
+        'shelve-offload and unshelve and check nothing is lost')
 
 
 def add_arguments(parser):
+    """Add the command's options to its subparser."""
     parser.add_argument(
-        '--backend', choices=race_cmd.BACKEND_NAMES, action='append',
+        '--backend', choices=backends.NAMES, action='append',
         help='placement to inject faults in front of (repeatable; '
              'default: double and real)')
-    parser.add_argument('--config-file', action='append', default=[],
-                        metavar='FILE',
-                        help='config with [placement], for --backend remote')
-    parser.add_argument('--free', choices=('delete', 'get-put'),
-                        action='append',
-                        help='only this way of freeing (default: both)')
-    parser.add_argument('--json', action='store_true')
+    common.add_config_file_argument(parser)
+    common.add_free_argument(parser, 'both')
+    common.add_json_argument(parser)
     parser.add_argument('--verbose', action='store_true',
                         help='one line per case')
 
@@ -38,31 +39,30 @@ def _case_json(case):
             'violations': case.violations}
 
 
-def run(args, out, err=None):
-    """Run the command; returns the exit status."""
-    err = err or sys.stderr
-    names = args.backend or ['double', 'real']
-    frees = args.free or ('delete', 'get-put')
+def run(args, out, err):
+    """Run the command; returns the exit status.
+
+    :raises CommandError: for what the user can fix
+    """
+    from shelvefix.race import fault_matrix
+    names = args.backend or [backends.DOUBLE, backends.REAL]
+    frees = args.free or race.FREE_METHODS
     results = collections.OrderedDict()
-    try:
-        for name in names:
-            with race_cmd.make_backend(name, args.config_file) as placement:
-                results[name] = faults.run_matrix(placement, frees=frees)
-    except SystemExit as e:
-        err.write('%s\n' % e)
-        return 2
-    except ValueError as e:
-        err.write('shelvefix faults: %s\n' % e)
-        return 2
-    lost = sum(faults.summary(cases)['lost'] for cases in results.values())
+    placements = [(name, common.make_backend(name, args.config_file))
+                  for name in names]
+    for name, placement in placements:
+        with placement:
+            results[name] = fault_matrix.run_matrix(placement, frees=frees)
+    lost = sum(fault_matrix.summary(cases)['lost']
+               for cases in results.values())
     if args.json:
-        json.dump({name: {'summary': faults.summary(cases),
+        json.dump({name: {'summary': fault_matrix.summary(cases),
                           'cases': [_case_json(c) for c in cases]}
                    for name, cases in results.items()},
                   out, indent=2, sort_keys=True)
         out.write('\n')
         return 0 if not lost else 1
-    kinds = len(faults.KINDS)
+    kinds = len(fault_matrix.KINDS)
     out.write('shelvefix faults: %d kinds of fault at every placement '
               'request of shelve-offload and of the unshelve claim\n\n'
               % kinds)
@@ -70,7 +70,7 @@ def run(args, out, err=None):
         'backend', 'faults tried', 'failures surfaced', 'absorbed',
         'invariants held', 'lost'))
     for name, cases in results.items():
-        s = faults.summary(cases)
+        s = fault_matrix.summary(cases)
         out.write('%-8s %12d %18d %9d %16d %5d\n' % (
             name, s['faults_tried'], s['failures_surfaced'], s['absorbed'],
             s['invariants_held'], s['lost']))

@@ -9,44 +9,26 @@ the command can gate CI.
 """
 
 import json
-import sys
-import time
 
-from oslo_config import cfg
+from shelvefix import backends
+from shelvefix.cmd import common
+from shelvefix import race
 
-from shelvefix import conf as shelvefix_conf
-from shelvefix.explorer import report
-from shelvefix.explorer import shelve
-from shelvefix.placement import backends
-from shelvefix.placement import real
-from shelvefix.placement import remote
-
-BACKEND_NAMES = ('real', 'double', 'remote')
-BACKEND_TEXT = {
-    'real': 'the real placement service (openstack-placement, in-process, '
-            'in-memory sqlite)',
-    'double': 'the placement double (in-memory)',
-    'remote': 'the remote placement configured in [placement]',
-}
+HELP = ('explore every interleaving of shelve-offload and unshelve on the '
+        'real code and count the outcomes (the main job)')
 
 
 def add_arguments(parser):
+    """Add the command's options to its subparser."""
     parser.add_argument(
-        '--backend', choices=BACKEND_NAMES, default='real',
+        '--backend', choices=backends.NAMES, default=backends.REAL,
         help='placement to run against (default: real, the embedded '
              'openstack-placement; remote needs --config-file)')
+    common.add_config_file_argument(parser)
     parser.add_argument(
-        '--config-file', action='append', default=[], metavar='FILE',
-        help='oslo.config file(s) with a [placement] section (keystoneauth '
-             'auth, session and adapter options, as in nova.conf); used by '
-             '--backend remote')
-    parser.add_argument(
-        '--ordering', choices=shelve.ORDERINGS, action='append',
+        '--ordering', choices=race.ORDERINGS, action='append',
         help='only this ordering (repeatable; default: both)')
-    parser.add_argument(
-        '--free', choices=shelve.FREE_METHODS, action='append',
-        help='only this way of freeing allocations (repeatable; default: '
-             'both)')
+    common.add_free_argument(parser, 'both')
     parser.add_argument(
         '--no-reduce', action='store_true',
         help='explore every interleaving, also those the sleep-set '
@@ -61,109 +43,43 @@ def add_arguments(parser):
         '--diagram', metavar='FILE.md',
         help='write the first counterexample of each bad outcome as a '
              'Mermaid sequence diagram to this Markdown file')
-    parser.add_argument('--json', action='store_true',
-                        help='print the results as JSON')
+    common.add_json_argument(parser)
     parser.add_argument(
         '--progress', action='store_true',
         help='show a progress bar even when stderr is not a terminal')
 
 
-class Progress(object):
-    """A progress line on stderr once a cell has run for a second."""
-
-    def __init__(self, stream, label, total=None, force=False):
-        self.stream = stream
-        self.label = label
-        self.total = total
-        self.enabled = force or getattr(stream, 'isatty', lambda: False)()
-        self.start = time.monotonic()
-        self.shown = False
-
-    def __call__(self, done):
-        elapsed = time.monotonic() - self.start
-        if not self.enabled or elapsed < 1.0:
-            return
-        if self.total:
-            filled = int(30 * done / self.total)
-            bar = '[%s%s] %d/%d' % ('#' * filled, '.' * (30 - filled), done,
-                                    self.total)
-        else:
-            bar = '%d interleavings' % done
-        self.stream.write('\r%s: %s (%.0f/s)' % (self.label, bar,
-                                                 done / elapsed))
-        self.stream.flush()
-        self.shown = True
-
-    def finish(self):
-        if self.shown:
-            self.stream.write('\n')
-            self.stream.flush()
-
-
-def _load_conf(config_files):
-    conf = cfg.ConfigOpts()
-    shelvefix_conf.placement.register_opts(conf)
-    conf([], project='shelvefix', default_config_files=config_files)
-    # oslo.config converts values when they are read: read them all now so
-    # that a bad value is reported before anything runs.
-    for opt in shelvefix_conf.placement.placement_opts:
-        getattr(conf.placement, opt.dest)
-    return conf
-
-
-def make_backend(name, config_files):
-    """A placement fixture (not set up yet) for ``--backend``.
-
-    :raises SystemExit: with a message, when the backend cannot be used
-    """
-    if name == 'real' and not real.available():
-        raise SystemExit('shelvefix race: %s' % real.INSTALL_HINT)
-    if name == 'remote':
-        if not config_files:
-            raise SystemExit('shelvefix race: --backend remote needs '
-                             '--config-file with a [placement] section')
-        return remote.RemotePlacementFixture(_load_conf(config_files))
-    return backends.get(name)()
-
-
 def _cells(args):
-    orderings = args.ordering or shelve.ORDERINGS
-    frees = args.free or shelve.FREE_METHODS
-    return [shelve.Cell(o, f) for o in shelve.ORDERINGS if o in orderings
-            for f in shelve.FREE_METHODS if f in frees]
+    from shelvefix.race import program
+    orderings = args.ordering or race.ORDERINGS
+    frees = args.free or race.FREE_METHODS
+    return [program.Cell(o, f) for o in race.ORDERINGS if o in orderings
+            for f in race.FREE_METHODS if f in frees]
 
 
-def run(args, out, err=None):
-    """Run the command; returns the exit status."""
-    err = err or sys.stderr
+def run(args, out, err):
+    """Run the command; returns the exit status.
+
+    :raises CommandError: for what the user can fix
+    """
     if args.random is not None and args.random < 1:
-        err.write('shelvefix race: --random needs a positive number of '
-                  'runs\n')
-        return 2
-    try:
-        placement = make_backend(args.backend, args.config_file)
-        with placement:
-            if args.random:
-                return _run_random(args, placement, out, err)
-            return _run_explore(args, placement, out, err)
-    except SystemExit as e:
-        err.write('%s\n' % e)
-        return 2
-    except cfg.Error as e:
-        err.write('shelvefix race: bad configuration: %s\n' % e)
-        return 2
-    except ValueError as e:
-        err.write('shelvefix race: %s\n' % e)
-        return 2
+        raise common.CommandError('--random needs a positive number of runs')
+    placement = common.make_backend(args.backend, args.config_file)
+    with placement:
+        if args.random:
+            return _run_random(args, placement, out, err)
+        return _run_explore(args, placement, out, err)
 
 
 def _run_explore(args, placement, out, err):
+    from shelvefix.race import program
+    from shelvefix.race import report
     results = []
     for cell in _cells(args):
-        progress = Progress(err, '%s/%s' % cell, force=args.progress)
-        exploration = shelve.explore_cell(placement, cell,
-                                          reduce=not args.no_reduce,
-                                          progress=progress)
+        progress = common.Progress(err, '%s/%s' % cell, force=args.progress)
+        exploration = program.explore_cell(placement, cell,
+                                           reduce=not args.no_reduce,
+                                           progress=progress)
         progress.finish()
         results.append(report.summarise(cell, exploration))
     if args.diagram:
@@ -181,8 +97,10 @@ def _run_explore(args, placement, out, err):
 
 
 def _print_exploration(args, results, out):
+    from shelvefix.race import report
     out.write('shelvefix race: shelve-offload (compute) against unshelve '
-              '(API + scheduler)\non %s\n\n' % BACKEND_TEXT[args.backend])
+              '(API + scheduler)\non %s\n\n'
+              % backends.DESCRIPTIONS[args.backend])
     out.write(report.table(results) + '\n\n')
     pruned = sum(r.pruned for r in results)
     seconds = sum(r.elapsed for r in results)
@@ -208,13 +126,16 @@ def _print_exploration(args, results, out):
 
 
 def _run_random(args, placement, out, err):
+    from shelvefix.race import outcomes
+    from shelvefix.race import program
+    from shelvefix.race import report
     results = []
     for index, cell in enumerate(_cells(args)):
-        progress = Progress(err, '%s/%s' % cell, total=args.random,
-                            force=args.progress)
-        results.append(shelve.run_random(placement, cell, args.random,
-                                         seed=args.seed + index,
-                                         progress=progress))
+        progress = common.Progress(err, '%s/%s' % cell, total=args.random,
+                                   force=args.progress)
+        results.append(program.run_random(placement, cell, args.random,
+                                          seed=args.seed + index,
+                                          progress=progress))
         progress.finish()
     if args.json:
         json.dump({'backend': args.backend, 'random': args.random,
@@ -231,8 +152,9 @@ def _run_random(args, placement, out, err):
                                        r.elapsed, 0, True) for r in results]
         out.write('shelvefix race --random %d --seed %d: uncontrolled runs '
                   'with real threads\non %s\n\n'
-                  % (args.random, args.seed, BACKEND_TEXT[args.backend]))
+                  % (args.random, args.seed,
+                     backends.DESCRIPTIONS[args.backend]))
         out.write(report.table(summaries, first_column='runs') + '\n')
-    bad = any(set(r.counts) - {shelve.OK} for r in results
-              if r.cell.ordering == shelve.CORRECTED)
+    bad = any(set(r.counts) - {outcomes.OK} for r in results
+              if r.cell.ordering == race.CORRECTED)
     return 1 if bad else 0

@@ -9,23 +9,25 @@ placement, or a remote one from ``--config-file``.
 """
 
 import json
-import sys
 
-from shelvefix.cmd import race as race_cmd
-from shelvefix.explorer import shelve
-from shelvefix.placement import remote
-from shelvefix import stress
+from shelvefix import backends
+from shelvefix.cmd import common
+from shelvefix import race
+
+HELP = ('K servers x M shelve-offload/unshelve cycles with real threads '
+        'against placement over real HTTP')
+SERVER = 'server'
 
 
 def add_arguments(parser):
+    """Add the command's options to its subparser."""
     parser.add_argument('--servers', type=int, default=4, metavar='K',
                         help='servers cycling concurrently (default 4)')
     parser.add_argument('--cycles', type=int, default=10, metavar='M',
                         help='shelve-offload/unshelve cycles per server '
                              '(default 10)')
     parser.add_argument(
-        '--backend', choices=('server',) + race_cmd.BACKEND_NAMES,
-        default='server',
+        '--backend', choices=(SERVER,) + backends.NAMES, default=SERVER,
         help='server (default): placement under gunicorn on 127.0.0.1 over '
              'real HTTP; real/double: in-process; remote: --config-file')
     parser.add_argument('--database', choices=('postgresql', 'sqlite'),
@@ -35,16 +37,11 @@ def add_arguments(parser):
     parser.add_argument('--workers', type=int, default=2,
                         help='gunicorn workers of --backend server '
                              '(default 2)')
-    parser.add_argument('--config-file', action='append', default=[],
-                        metavar='FILE',
-                        help='config with [placement], for --backend remote')
-    parser.add_argument('--ordering', choices=shelve.ORDERINGS,
+    common.add_config_file_argument(parser)
+    parser.add_argument('--ordering', choices=race.ORDERINGS,
                         action='append',
                         help='only this ordering (default: both)')
-    parser.add_argument('--free', choices=shelve.FREE_METHODS,
-                        action='append',
-                        help='way of freeing allocations (repeatable; '
-                             'default: delete, as nova does today)')
+    common.add_free_argument(parser, 'delete, as nova does today')
     parser.add_argument('--poll-interval', type=float, default=0.005,
                         metavar='SECONDS',
                         help="the API client's status polling interval "
@@ -56,7 +53,7 @@ def add_arguments(parser):
              'placement would, in both orderings (default 0: nothing is '
              'widened artificially)')
     parser.add_argument('--seed', type=int, default=0)
-    parser.add_argument('--json', action='store_true')
+    common.add_json_argument(parser)
     parser.add_argument('--progress', action='store_true')
 
 
@@ -71,26 +68,20 @@ def _validate(args):
     return None
 
 
-def run(args, out, err=None):
-    """Run the command; returns the exit status."""
-    err = err or sys.stderr
+def run(args, out, err):
+    """Run the command; returns the exit status.
+
+    :raises CommandError: for what the user can fix
+    """
     problem = _validate(args)
     if problem:
-        err.write('shelvefix stress: %s\n' % problem)
-        return 2
-    try:
-        if args.backend == 'server':
-            return _run_on_server(args, out, err)
-        placement = race_cmd.make_backend(args.backend, args.config_file)
-        with placement:
-            return _run(args, placement, race_cmd.BACKEND_TEXT[args.backend],
-                        out, err)
-    except SystemExit as e:
-        err.write('%s\n' % e)
-        return 2
-    except (ValueError, RuntimeError) as e:
-        err.write('shelvefix stress: %s\n' % e)
-        return 2
+        raise common.CommandError(problem)
+    if args.backend == SERVER:
+        return _run_on_server(args, out, err)
+    placement = common.make_backend(args.backend, args.config_file)
+    with placement:
+        return _run(args, placement, backends.DESCRIPTIONS[args.backend],
+                    out, err)
 
 
 def _setup_error(exc):
@@ -103,20 +94,19 @@ def _setup_error(exc):
 
 
 def _run_on_server(args, out, err):
-    from shelvefix.placement import server
+    from shelvefix.backends import server
     srv = server.PlacementServer(database=args.database,
                                  workers=args.workers)
     try:
         srv.setUp()
     except Exception as e:
-        err.write('shelvefix stress: could not start placement: %s\n'
-                  % _setup_error(e))
-        return 2
+        raise common.CommandError('could not start placement: %s'
+                                  % _setup_error(e)) from e
     try:
         # The server writes the [placement] file a --config-file user would
         # pass; reading it exercises the same path as --backend remote.
-        conf = race_cmd._load_conf([srv.shelvefix_config])
-        with remote.RemotePlacementFixture(conf) as placement:
+        with common.make_backend(backends.REMOTE,
+                                 [srv.shelvefix_config]) as placement:
             where = ('placement under gunicorn (%d workers) on %s, %s'
                      % (args.workers, srv.url, args.database))
             return _run(args, placement, where, out, err)
@@ -125,11 +115,12 @@ def _run_on_server(args, out, err):
 
 
 def _run(args, placement, where, out, err):
+    from shelvefix.race import stress
     results = []
-    orderings = args.ordering or shelve.ORDERINGS
-    for ordering in [o for o in shelve.ORDERINGS if o in orderings]:
-        for free in args.free or [shelve.DELETE]:
-            progress = race_cmd.Progress(
+    orderings = args.ordering or race.ORDERINGS
+    for ordering in [o for o in race.ORDERINGS if o in orderings]:
+        for free in args.free or [race.DELETE]:
+            progress = common.Progress(
                 err, 'stress %s/%s' % (ordering, free),
                 total=args.servers * args.cycles, force=args.progress)
             results.append(stress.run(
@@ -139,7 +130,7 @@ def _run(args, placement, where, out, err):
                 progress=progress))
             progress.finish()
     corrected_bad = any(stress.bad(r) for r in results
-                        if r.ordering == shelve.CORRECTED)
+                        if r.ordering == race.CORRECTED)
     if args.json:
         json.dump({'placement': where, 'servers': args.servers,
                    'cycles_per_server': args.cycles,
@@ -155,14 +146,16 @@ def _run(args, placement, where, out, err):
 
 
 def _json(r):
+    from shelvefix.race import outcomes
+    from shelvefix.race import stress
     return {'ordering': r.ordering, 'free': r.free, 'cycles': r.cycles,
             'elapsed_s': round(r.elapsed, 3),
             'cycles_per_second': round(r.cycles / r.elapsed, 2),
             'outcomes': r.counts,
-            'scheduler_409': r.counts.get(shelve.SCHEDULER_409, 0),
-            'compute_409': r.counts.get(shelve.COMPUTE_409, 0),
-            'claims_wiped': r.counts.get(shelve.CLAIM_WIPED, 0),
-            'allocations_leaked': r.counts.get(shelve.LEAKED, 0),
+            'scheduler_409': r.counts.get(outcomes.SCHEDULER_409, 0),
+            'compute_409': r.counts.get(outcomes.COMPUTE_409, 0),
+            'claims_wiped': r.counts.get(outcomes.CLAIM_WIPED, 0),
+            'allocations_leaked': r.counts.get(outcomes.LEAKED, 0),
             'usage_expected': r.usage_expected,
             'usage_actual': r.usage_actual,
             'usage_ok': r.usage_expected == r.usage_actual,
@@ -170,6 +163,8 @@ def _json(r):
 
 
 def _print(args, where, results, out):
+    from shelvefix.race import outcomes
+    from shelvefix.race import stress
     out.write('shelvefix stress: %d servers x %d cycles, real threads, the '
               'client polling every %g s%s\non %s\n\n' % (
                   args.servers, args.cycles, args.poll_interval,
@@ -181,14 +176,14 @@ def _print(args, where, results, out):
     out.write('%-10s %-8s %6s %8s %5s %9s %11s %6s %6s  %s\n' % header)
     for r in results:
         c = r.counts
-        others = sorted(set(c) - {shelve.OK, shelve.SCHEDULER_409,
-                                  shelve.COMPUTE_409, shelve.CLAIM_WIPED,
-                                  shelve.LEAKED})
+        others = sorted(set(c) - {outcomes.OK, outcomes.SCHEDULER_409,
+                                  outcomes.COMPUTE_409, outcomes.CLAIM_WIPED,
+                                  outcomes.LEAKED})
         out.write('%-10s %-8s %6d %8.1f %5d %9d %11d %6d %6d  %s%s\n' % (
             r.ordering, r.free, r.cycles, r.cycles / r.elapsed,
-            c.get(shelve.OK, 0), c.get(shelve.SCHEDULER_409, 0),
-            c.get(shelve.COMPUTE_409, 0), c.get(shelve.CLAIM_WIPED, 0),
-            c.get(shelve.LEAKED, 0),
+            c.get(outcomes.OK, 0), c.get(outcomes.SCHEDULER_409, 0),
+            c.get(outcomes.COMPUTE_409, 0), c.get(outcomes.CLAIM_WIPED, 0),
+            c.get(outcomes.LEAKED, 0),
             'as expected' if r.usage_expected == r.usage_actual else
             'MISMATCH', (' (also: %s)' % ', '.join(
                 '%s %d' % (k, c[k]) for k in others)) if others else ''))
@@ -198,7 +193,7 @@ def _print(args, where, results, out):
                       '%s' % (r.ordering, r.free, r.usage_expected,
                               r.usage_actual))
     out.write('\n')
-    corrected = [r for r in results if r.ordering == shelve.CORRECTED]
+    corrected = [r for r in results if r.ordering == race.CORRECTED]
     if corrected:
         out.write('Corrected order: %s\n' % (
             'BAD OUTCOMES FOUND' if any(stress.bad(r) for r in corrected)

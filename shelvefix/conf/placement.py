@@ -88,6 +88,28 @@ def register_opts(conf):
     register_ksa_opts(conf)
 
 
+def load_adapter(conf, **kwargs):
+    """A keystoneauth1 ``Adapter`` for placement, from ``[placement]``.
+
+    The one place a configuration becomes a connection to placement: the
+    report client and the remote backend both build theirs here.
+    keystoneauth1's options are registered first (see
+    :func:`register_ksa_opts`).
+
+    :param conf: an oslo.config ``ConfigOpts``
+    :param kwargs: passed on to the adapter (``raise_exc=False``...)
+    :returns: the adapter; its ``session`` is the keystoneauth1 session
+    :raises keystoneauth1.exceptions.ClientException: the auth or session
+        options cannot be loaded
+    """
+    register_ksa_opts(conf)
+    auth = ks_loading.load_auth_from_conf_options(conf, GROUP_NAME)
+    session = ks_loading.load_session_from_conf_options(conf, GROUP_NAME,
+                                                        auth=auth)
+    return ks_loading.load_adapter_from_conf_options(
+        conf, GROUP_NAME, session=session, auth=auth, **kwargs)
+
+
 def list_opts():
     """The options of the group, for the sample config generator."""
     return {

@@ -7,7 +7,7 @@ every scenario (or the ones named) and totals the wall time per backend.
 
 Backends run one after the other, never side by side: the real placement
 keeps its database engine in a process-wide global, so at most one
-:class:`~shelvefix.placement.real.RealPlacementFixture` may be set up at a
+:class:`~shelvefix.backends.real.RealPlacementFixture` may be set up at a
 time.
 """
 
@@ -15,11 +15,11 @@ import collections
 import json
 import time
 
+from shelvefix import backends as backends_mod
 from shelvefix.contract import api as api_mod
 from shelvefix.contract import scenarios
-from shelvefix.placement import backends as backends_mod
 
-DEFAULT_BACKENDS = ('double', 'real')
+DEFAULT_BACKENDS = (backends_mod.DOUBLE, backends_mod.REAL)
 
 Transcript = collections.namedtuple(
     'Transcript', ['scenario', 'backend', 'observations', 'wall_time',
@@ -117,17 +117,17 @@ def run_scenario(name, backend_name):
 
     :param name: a registered scenario name.
     :param backend_name: ``double`` or ``real`` (see
-        :mod:`shelvefix.placement.backends`).
+        :mod:`shelvefix.backends`).
     :returns: the :class:`Transcript`. An exception raised by the scenario
         itself is caught and recorded in ``error``.
     :raises UnknownScenario: no scenario has that name.
     :raises ValueError: unknown backend.
-    :raises PlacementNotInstalled: ``real`` without openstack-placement.
+    :raises BackendUnavailable: ``real`` without openstack-placement.
     """
     entry = scenarios.get(name)
-    fixture_cls = backends_mod.get(backend_name)
+    fixture = backends_mod.make_backend(backend_name)
     started = time.perf_counter()
-    with fixture_cls() as placement:
+    with fixture as placement:
         api = api_mod.ContractAPI(placement.adapter, placement.endpoint)
         begun = time.perf_counter()
         error = None
@@ -234,7 +234,7 @@ def run_all(backends=DEFAULT_BACKENDS, names=None):
     :raises UnknownScenario: a name is not a scenario (checked before
         anything runs).
     :raises ValueError: an unknown backend, one named twice, or none.
-    :raises PlacementNotInstalled: ``real`` without openstack-placement.
+    :raises BackendUnavailable: ``real`` without openstack-placement.
     """
     backends = tuple(backends)
     if not backends:
@@ -243,7 +243,7 @@ def run_all(backends=DEFAULT_BACKENDS, names=None):
         raise ValueError('placement backends named twice: %s'
                          % ', '.join(backends))
     for backend in backends:
-        backends_mod.get(backend)
+        backends_mod.make_backend(backend)
     names = list(scenarios.names() if names is None else names)
     entries = [scenarios.get(name) for name in names]
     wall_time = collections.OrderedDict((b, 0.0) for b in backends)

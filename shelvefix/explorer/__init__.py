@@ -23,30 +23,31 @@ one already run (sleep sets)::
     exploration.outcome_counts()        # {2: 2, 1: 2}
     exploration.first(1).schedule       # ('a', 'b', 'a', 'b')
 
-* :mod:`shelvefix.explorer.controller` - the public API (everything here is
-  importable from it): running actors step by step, :func:`explore`,
-  :func:`replay`;
+* :mod:`shelvefix.explorer.controller` - running the actors of one run
+  step by step;
+* :mod:`shelvefix.explorer.runner` - :func:`explore` (every schedule) and
+  :func:`replay` (one);
 * :mod:`shelvefix.explorer.search` - the depth-first search book-keeping and
   why the reduction is sound;
 * :mod:`shelvefix.explorer.model` - steps, the dependence relation, traces,
   results and records.
 """
 
-from shelvefix.explorer.controller import ActorResult
-from shelvefix.explorer.controller import ChoicePoint
 from shelvefix.explorer.controller import Controller
-from shelvefix.explorer.controller import dependent
-from shelvefix.explorer.controller import Exploration
-from shelvefix.explorer.controller import ExplorationError
-from shelvefix.explorer.controller import explore
-from shelvefix.explorer.controller import READ
-from shelvefix.explorer.controller import replay
-from shelvefix.explorer.controller import RunRecord
-from shelvefix.explorer.controller import RunSpec
-from shelvefix.explorer.controller import Step
 from shelvefix.explorer.controller import StepHandle
-from shelvefix.explorer.controller import TraceEntry
-from shelvefix.explorer.controller import WRITE
+from shelvefix.explorer.model import ActorResult
+from shelvefix.explorer.model import ChoicePoint
+from shelvefix.explorer.model import dependent
+from shelvefix.explorer.model import ExplorationError
+from shelvefix.explorer.model import READ
+from shelvefix.explorer.model import RunRecord
+from shelvefix.explorer.model import RunSpec
+from shelvefix.explorer.model import Step
+from shelvefix.explorer.model import TraceEntry
+from shelvefix.explorer.model import WRITE
+from shelvefix.explorer.runner import explore
+from shelvefix.explorer.runner import replay
+from shelvefix.explorer.search import Exploration
 
 __all__ = ['ActorResult', 'ChoicePoint', 'Controller', 'dependent',
            'Exploration', 'ExplorationError', 'explore', 'READ', 'replay',

@@ -8,7 +8,7 @@ client comparing error text must see placement's text.
 
 import copy
 
-from shelvefix.placement import models
+from shelvefix.placement.objects import models
 
 UUID_PATTERN = '^[0-9a-fA-F-]{36}$'
 RC_PATTERN = '^[A-Z0-9_]+$'
@@ -87,18 +87,27 @@ LIST_PROVIDERS_V1_14 = _query(LIST_PROVIDERS_V1_4, in_tree=_uuid())
 LIST_PROVIDERS_V1_18 = _query(LIST_PROVIDERS_V1_14, required=_string())
 
 
+def _newest(version, schemas, oldest):
+    """The schema of the newest microversion ``version`` matches.
+
+    :param schemas: ``((major, minor), schema)`` pairs, newest first
+    :param oldest: the schema below every one of them
+    """
+    for minimum, schema in schemas:
+        if version.matches(minimum):
+            return schema
+    return oldest
+
+
 def list_providers(version):
     """The query schema of ``GET /resource_providers``.
 
     :param version: the request microversion.
     """
-    for minimum, schema in (((1, 18), LIST_PROVIDERS_V1_18),
-                            ((1, 14), LIST_PROVIDERS_V1_14),
-                            ((1, 4), LIST_PROVIDERS_V1_4),
-                            ((1, 3), LIST_PROVIDERS_V1_3)):
-        if version.matches(minimum):
-            return schema
-    return LIST_PROVIDERS
+    return _newest(version, (((1, 18), LIST_PROVIDERS_V1_18),
+                             ((1, 14), LIST_PROVIDERS_V1_14),
+                             ((1, 4), LIST_PROVIDERS_V1_4),
+                             ((1, 3), LIST_PROVIDERS_V1_3)), LIST_PROVIDERS)
 
 
 # -- inventories ------------------------------------------------------------
@@ -241,14 +250,11 @@ def put_allocations(version):
 
     :param version: the request microversion.
     """
-    for minimum, schema in (((1, 38), ALLOCATIONS_V1_38),
-                            ((1, 34), ALLOCATIONS_V1_34),
-                            ((1, 28), ALLOCATIONS_V1_28),
-                            ((1, 12), ALLOCATIONS_V1_12),
-                            ((1, 8), ALLOCATIONS_V1_8)):
-        if version.matches(minimum):
-            return schema
-    return ALLOCATIONS_V1_0
+    return _newest(version, (((1, 38), ALLOCATIONS_V1_38),
+                             ((1, 34), ALLOCATIONS_V1_34),
+                             ((1, 28), ALLOCATIONS_V1_28),
+                             ((1, 12), ALLOCATIONS_V1_12),
+                             ((1, 8), ALLOCATIONS_V1_8)), ALLOCATIONS_V1_0)
 
 
 def post_allocations(version):
@@ -256,12 +262,10 @@ def post_allocations(version):
 
     :param version: the request microversion.
     """
-    for minimum, schema in (((1, 38), POST_ALLOCATIONS_V1_38),
-                            ((1, 34), POST_ALLOCATIONS_V1_34),
-                            ((1, 28), POST_ALLOCATIONS_V1_28)):
-        if version.matches(minimum):
-            return schema
-    return POST_ALLOCATIONS_V1_13
+    return _newest(version, (((1, 38), POST_ALLOCATIONS_V1_38),
+                             ((1, 34), POST_ALLOCATIONS_V1_34),
+                             ((1, 28), POST_ALLOCATIONS_V1_28)),
+                   POST_ALLOCATIONS_V1_13)
 
 
 # -- usages -----------------------------------------------------------------

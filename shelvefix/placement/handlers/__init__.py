@@ -2,7 +2,7 @@
 
 A handler takes a :class:`~shelvefix.placement.wsgi.Request` (microversion
 parsed, path parameters extracted) and the
-:class:`~shelvefix.placement.state.PlacementState`, and returns a
+:class:`~shelvefix.placement.objects.state.PlacementState`, and returns a
 :class:`~shelvefix.placement.wsgi.Response` or raises an
 :class:`~shelvefix.placement.errors.HTTPError`.
 """

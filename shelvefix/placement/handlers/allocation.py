@@ -1,16 +1,16 @@
 """``/allocations``, ``/allocations/{consumer_uuid}`` and a provider's.
 
-See :mod:`shelvefix.placement.allocations` for the semantics; this module
-only speaks HTTP: which body format and which checks each microversion
+See :mod:`shelvefix.placement.objects.allocation` for the semantics; this
+module only speaks HTTP: which body format and which checks each microversion
 gets, and how a refusal reads.
 """
 
 import collections
 
-from shelvefix.placement import allocations
 from shelvefix.placement import errors
 from shelvefix.placement import exception
 from shelvefix.placement.handlers import common
+from shelvefix.placement.objects import allocation
 from shelvefix.placement import schemas
 from shelvefix.placement import validation
 from shelvefix.placement import wsgi
@@ -59,12 +59,9 @@ def for_provider(req, state):
     :raises: NotAcceptable, NotFound.
     """
     common.check_accept(req)
-    uuid = req.params['uuid']
-    try:
-        generation, rows = state.provider_allocation_rows(uuid)
-    except exception.ResourceProviderNotFound as exc:
-        raise errors.NotFound("Resource provider '%s' not found: %s"
-                              % (uuid, exc))
+    uuid, (generation, rows) = common.read_provider(
+        req, state.provider_allocation_rows,
+        "Resource provider '%s' not found: %s")
     by_consumer = collections.OrderedDict()
     for consumer, record, resource_class, used, _created in rows:
         entry = by_consumer.setdefault(consumer, {'resources': {}})
@@ -84,7 +81,7 @@ def _write(req, consumer, data):
         resources = collections.OrderedDict(
             (item['resource_provider']['uuid'], {
                 'resources': item['resources']}) for item in resources)
-    return allocations.ConsumerWrite(
+    return allocation.ConsumerWrite(
         consumer,
         collections.OrderedDict((rp, alloc['resources'])
                                 for rp, alloc in resources.items()),

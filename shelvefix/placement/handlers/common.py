@@ -7,7 +7,8 @@ from microversion 1.15.
 """
 
 from shelvefix.placement import errors
-from shelvefix.placement import models
+from shelvefix.placement import exception
+from shelvefix.placement.objects import models
 from shelvefix.placement import wsgi
 
 # From this microversion reads carry Last-Modified and Cache-Control.
@@ -38,6 +39,23 @@ def check_accept(req):
     accept = req.header('Accept')
     if accept and not wsgi.acceptable_offers(accept, [wsgi.JSON_TYPE]):
         raise errors.NotAcceptable('Only %s is provided' % wsgi.JSON_TYPE)
+
+
+def read_provider(req, read, detail):
+    """``read(uuid)`` for the request's provider; unknown: 404.
+
+    :param req: the request (path: ``uuid``).
+    :param read: a state method taking the provider uuid.
+    :param detail: placement's 404 detail for this route, formatted with
+        the uuid and the domain error.
+    :returns: ``(uuid, what read returned)``
+    :raises NotFound: no such provider.
+    """
+    uuid = req.params['uuid']
+    try:
+        return uuid, read(uuid)
+    except exception.ResourceProviderNotFound as exc:
+        raise errors.NotFound(detail % (uuid, exc))
 
 
 def require_json(req):

@@ -1,11 +1,12 @@
 """``/resource_providers/{uuid}/inventories[/{resource_class}]``."""
 
 import collections
+import contextlib
 
 from shelvefix.placement import errors
 from shelvefix.placement import exception
 from shelvefix.placement.handlers import common
-from shelvefix.placement import models
+from shelvefix.placement.objects import models
 from shelvefix.placement import schemas
 from shelvefix.placement import validation
 from shelvefix.placement import wsgi
@@ -31,13 +32,10 @@ def _build(fields):
     return models.Inventory.build(**fields)
 
 
-def _provider_or_404(req, state):
-    uuid = req.params['uuid']
-    try:
-        return uuid, state.get_inventories(uuid)
-    except exception.ResourceProviderNotFound as exc:
-        raise errors.NotFound(
-            'No resource provider with uuid %s found : %s' % (uuid, exc))
+def _read_inventories(req, state):
+    return common.read_provider(
+        req, state.get_inventories,
+        'No resource provider with uuid %s found : %s')
 
 
 def _reserved_can_be_total(req):
@@ -60,9 +58,34 @@ def index(req, state):
     :raises: NotAcceptable, NotFound.
     """
     common.check_accept(req)
-    uuid, (generation, inventories) = _provider_or_404(req, state)
+    uuid, (generation, inventories) = _read_inventories(req, state)
     return _inventories_response(req, generation, inventories,
                                  state.inventory_last_modified(uuid))
+
+
+def _write_request(req, state, schema):
+    """Check a write's content type, provider and body, in that order.
+
+    :returns: ``(uuid, body)``
+    :raises: UnsupportedMediaType, BadRequest; unknown uuid: 404.
+    """
+    common.require_json(req)
+    uuid = req.params['uuid']
+    state.get_provider(uuid)
+    return uuid, validation.extract_json(req.body, schema)
+
+
+@contextlib.contextmanager
+def _update_refusals(uuid):
+    """Placement's answers to what refuses any inventory update."""
+    try:
+        yield
+    except exception.ProviderGenerationConflict as exc:
+        raise errors.Conflict(str(exc), code=errors.CONCURRENT_UPDATE)
+    except exception.InvalidInventoryCapacity as exc:
+        raise errors.BadRequest(
+            'Unable to update inventory for resource provider %s: %s'
+            % (uuid, exc))
 
 
 def replace(req, state):
@@ -72,26 +95,18 @@ def replace(req, state):
     :param state: the placement state.
     :raises: UnsupportedMediaType, BadRequest, Conflict; unknown uuid: 404.
     """
-    common.require_json(req)
-    uuid = req.params['uuid']
-    state.get_provider(uuid)
-    data = validation.extract_json(req.body, schemas.PUT_INVENTORIES)
+    uuid, data = _write_request(req, state, schemas.PUT_INVENTORIES)
     wanted = collections.OrderedDict(
         (rc, _build(fields))
         for rc, fields in data['inventories'].items())
     try:
-        generation = state.set_inventories(
-            uuid, data['resource_provider_generation'], wanted,
-            reserved_can_be_total=_reserved_can_be_total(req))
-    except exception.ProviderGenerationConflict as exc:
-        raise errors.Conflict(str(exc), code=errors.CONCURRENT_UPDATE)
+        with _update_refusals(uuid):
+            generation = state.set_inventories(
+                uuid, data['resource_provider_generation'], wanted,
+                reserved_can_be_total=_reserved_can_be_total(req))
     except exception.InventoryInUse as exc:
         raise errors.Conflict('update conflict: %s' % exc,
                               code=errors.INVENTORY_INUSE)
-    except exception.InvalidInventoryCapacity as exc:
-        raise errors.BadRequest(
-            'Unable to update inventory for resource provider %s: %s'
-            % (uuid, exc))
     except exception.ResourceClassNotFound as exc:
         raise errors.BadRequest(
             'Unknown resource class in inventory for resource provider '
@@ -106,10 +121,7 @@ def create(req, state):
     :param state: the placement state.
     :raises: UnsupportedMediaType, BadRequest, Conflict; unknown uuid: 404.
     """
-    common.require_json(req)
-    uuid = req.params['uuid']
-    state.get_provider(uuid)
-    data = validation.extract_json(req.body, schemas.POST_INVENTORY)
+    uuid, data = _write_request(req, state, schemas.POST_INVENTORY)
     resource_class = data.pop('resource_class')
     inventory = _build(data)
     try:
@@ -153,7 +165,7 @@ def show(req, state):
     :raises: NotAcceptable, NotFound.
     """
     common.check_accept(req)
-    uuid, (generation, inventories) = _provider_or_404(req, state)
+    uuid, (generation, inventories) = _read_inventories(req, state)
     resource_class = req.params['resource_class']
     if resource_class not in inventories:
         raise errors.NotFound('No inventory of class %s for %s'
@@ -175,22 +187,14 @@ def update(req, state):
     :raises: UnsupportedMediaType, BadRequest, Conflict; unknown uuid or class:
         404.
     """
-    common.require_json(req)
-    uuid = req.params['uuid']
     resource_class = req.params['resource_class']
-    state.get_provider(uuid)
-    data = validation.extract_json(req.body, schemas.INVENTORY)
+    uuid, data = _write_request(req, state, schemas.INVENTORY)
     inventory = _build(data)
     try:
-        generation = state.update_inventory(
-            uuid, data['resource_provider_generation'], resource_class,
-            inventory, reserved_can_be_total=_reserved_can_be_total(req))
-    except exception.ProviderGenerationConflict as exc:
-        raise errors.Conflict(str(exc), code=errors.CONCURRENT_UPDATE)
-    except exception.InvalidInventoryCapacity as exc:
-        raise errors.BadRequest(
-            'Unable to update inventory for resource provider %s: %s'
-            % (uuid, exc))
+        with _update_refusals(uuid):
+            generation = state.update_inventory(
+                uuid, data['resource_provider_generation'], resource_class,
+                inventory, reserved_can_be_total=_reserved_can_be_total(req))
     except exception.InventoryNotFound as exc:
         raise errors.BadRequest(
             'No inventory record with resource class for resource provider '

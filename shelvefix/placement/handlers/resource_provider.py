@@ -19,7 +19,7 @@ def serialize(req, provider):
     """The JSON representation of a provider at the request's version.
 
     :param req: the request.
-    :param provider: a :class:`~shelvefix.placement.models.Provider`.
+    :param provider: a :class:`~shelvefix.placement.objects.models.Provider`.
     """
     url = common.provider_url(req, provider.uuid)
     links = [{'rel': 'self', 'href': url}]

@@ -1,7 +1,5 @@
 """``GET /resource_providers/{uuid}/usages`` and ``GET /usages``."""
 
-from shelvefix.placement import errors
-from shelvefix.placement import exception
 from shelvefix.placement.handlers import common
 from shelvefix.placement import schemas
 from shelvefix.placement import validation
@@ -16,12 +14,9 @@ def for_provider(req, state):
     :raises NotFound: unknown provider.
     """
     common.check_accept(req)
-    uuid = req.params['uuid']
-    try:
-        generation, usages = state.provider_usages(uuid)
-    except exception.ResourceProviderNotFound as exc:
-        raise errors.NotFound('No resource provider with uuid %s found: %s'
-                              % (uuid, exc))
+    _uuid, (generation, usages) = common.read_provider(
+        req, state.provider_usages,
+        'No resource provider with uuid %s found: %s')
     body = {'resource_provider_generation': generation, 'usages': usages}
     return common.cache_headers(req, wsgi.json_response(body))
 

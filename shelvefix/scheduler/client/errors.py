@@ -1,4 +1,4 @@
-"""Reading placement's error responses, in one place.
+"""Reading placement's error responses (and failures to get one), in one place.
 
 Placement answers every consumer *and* resource provider generation conflict
 with the same error code, ``placement.concurrent_update``; only the detail
@@ -8,10 +8,17 @@ matched once, in :func:`is_consumer_generation_conflict`, and tested.
 
 import collections
 
+from keystoneauth1 import exceptions as ks_exc
+
 CONCURRENT_UPDATE = 'placement.concurrent_update'
 # The phrase placement puts in every consumer generation conflict detail,
 # e.g. "consumer generation conflict - expected null but got 1".
 CONSUMER_GENERATION_CONFLICT = 'consumer generation conflict'
+
+# Transport-level failures keystoneauth1 raises instead of returning a
+# response: connection refused, timeouts, no endpoint.
+TRANSPORT_ERRORS = (ks_exc.ConnectionError, ks_exc.EndpointNotFound,
+                    ks_exc.DiscoveryFailure, ks_exc.RequestTimeout)
 
 PlacementError = collections.namedtuple(
     'PlacementError', ['status', 'code', 'detail', 'text'])
@@ -40,6 +47,15 @@ def error_from_response(resp):
                               'a body that is not a placement error '
                               'document: %r' % snippet, text)
     return PlacementError(resp.status_code, code, detail, text)
+
+
+def describe_transport_error(exc):
+    """One line for a failure that left no response to read.
+
+    :param exc: one of :data:`TRANSPORT_ERRORS`
+    """
+    return ('unable to communicate with the placement API (%s: %s)'
+            % (type(exc).__name__, exc))
 
 
 def describe(err):

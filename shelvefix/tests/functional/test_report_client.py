@@ -9,9 +9,9 @@ from unittest import mock
 
 from oslo_utils import uuidutils
 
+from shelvefix.backends import fixture as placement_fixture
 from shelvefix import conf
 from shelvefix import exception
-from shelvefix.placement import fixture as placement_fixture
 from shelvefix.scheduler.client import report
 from shelvefix.tests import base
 
@@ -181,6 +181,10 @@ class ClaimResourcesTestCase(ReportClientTestCase):
             'generation conflict - expected 1 but got None' % self.consumer,
             str(e))
         self.assertEqual(409, e.kwargs['placement_error'].status)
+        # Typed, so callers need not read placement's text; still caught
+        # by nova's name.
+        self.assertIsInstance(e, exception.AllocationUpdateConflict)
+        self.assertIsInstance(e, exception.ConsumerGenerationConflict)
         self.sleep.assert_not_called()
 
     def test_old_microversion_sends_no_generation(self):
@@ -204,11 +208,13 @@ class ClaimResourcesTestCase(ReportClientTestCase):
         self.placement.inject_fault(method='PUT', status=409,
                                     body=PROVIDER_CONFLICT, times=10)
         e = self.assertRaises(exception.AllocationUpdateFailed, self.claim)
+        # A provider conflict is not the consumer's.
+        self.assertNotIsInstance(e, exception.ConsumerGenerationConflict)
         self.assertIn('out of retries after 3 attempts', str(e))
         self.assertIn('resource provider generation conflict', str(e))
         self.assertEqual([mock.call(0.5), mock.call(1.0)],
                          self.sleep.call_args_list)
-        self.assertIn('ERROR shelvefix.scheduler.client.report Failed '
+        self.assertIn('ERROR shelvefix.scheduler.client.writes Failed '
                       'scheduler client operation claim_resources for '
                       'consumer %s: out of retries' % self.consumer,
                       self.log.output)
@@ -343,6 +349,8 @@ class DeleteAllocationTestCase(ReportClientTestCase):
                       'There was a conflict when trying to complete your '
                       'request. consumer generation conflict - expected 2 '
                       'but got 1' % self.consumer, str(e))
+        self.assertIsInstance(e, exception.AllocationDeleteConflict)
+        self.assertIsInstance(e, exception.ConsumerGenerationConflict)
         self.assertEqual(2, len(real_get(self.context,
                                          self.consumer)['allocations']))
 

@@ -12,7 +12,8 @@ import testscenarios
 from shelvefix.compute import task_states
 from shelvefix.compute import vm_states
 from shelvefix import exception
-from shelvefix import scenario
+from shelvefix import race
+from shelvefix.race import scenario
 from shelvefix.tests import base
 
 load_tests = testscenarios.load_tests_apply_scenarios
@@ -29,7 +30,7 @@ FAULTS = [
 class ShelveOffloadTestCase(base.TestCase):
 
     def test_offload_with_delete(self):
-        scn = self.useFixture(scenario.ShelveScenario(force_delete=True))
+        scn = self.useFixture(scenario.ShelveScenario(free=race.DELETE))
         scn.shelve_offload()
         saved = scn.saved()
         self.assertEqual((vm_states.SHELVED_OFFLOADED, None, None, None),
@@ -41,7 +42,7 @@ class ShelveOffloadTestCase(base.TestCase):
             scn.compute_ctx, scn.src)['VCPU'])
 
     def test_offload_then_unshelve_claim(self):
-        scn = self.useFixture(scenario.ShelveScenario(force_delete=False))
+        scn = self.useFixture(scenario.ShelveScenario(free=race.GET_PUT))
         scn.shelve_offload()
         self.assertTrue(scn.unshelve_claim())
         allocs = scn.allocations()
@@ -51,8 +52,8 @@ class ShelveOffloadTestCase(base.TestCase):
 
     def test_offload_without_allocations(self):
         # Nothing to free (already gone): both strategies still offload.
-        for force in (True, False):
-            scn = self.useFixture(scenario.ShelveScenario(force_delete=force))
+        for free in race.FREE_METHODS:
+            scn = self.useFixture(scenario.ShelveScenario(free=free))
             scn.client.delete_allocation_for_instance(
                 scn.compute_ctx, scn.instance.uuid, force=True)
             scn.shelve_offload()
@@ -75,15 +76,15 @@ class ShelveOffloadFaultTestCase(testscenarios.WithScenarios, base.TestCase):
     """A fault on any freeing request stops the offload, losing nothing."""
 
     scenarios = testscenarios.multiply_scenarios(
-        [('delete', {'force_delete': True, 'methods': ['DELETE']}),
-         ('get_put', {'force_delete': False, 'methods': ['GET', 'PUT']})],
+        [('delete', {'free': race.DELETE, 'methods': ['DELETE']}),
+         ('get_put', {'free': race.GET_PUT, 'methods': ['GET', 'PUT']})],
         FAULTS)
 
     def _check(self, method):
         fault = {k: getattr(self, k) for k in ('exception', 'status', 'body')
                  if hasattr(self, k)}
         scn = self.useFixture(scenario.ShelveScenario(
-            force_delete=self.force_delete))
+            free=self.free))
         scn.placement.inject_fault(method=method, **fault)
         errors_before = len(self.error_logs())
         e = self.assertRaises(exception.AllocationDeleteFailed,

@@ -1,7 +1,7 @@
 """nova's own shelve-offload, run against a shelvefix placement backend.
 
 :class:`NovaShelveScenario` is the nova counterpart of
-:class:`shelvefix.scenario.ShelveScenario`: a shelved server on
+:class:`shelvefix.race.scenario.ShelveScenario`: a shelved server on
 ``compute-1``, a second host to unshelve to, and one ordered timeline of
 placement requests and instance saves. What runs is nova's code:
 
@@ -27,9 +27,7 @@ This module imports nova; load it through
 :func:`shelvefix.tests.nova.base.load`.
 """
 
-import ast
 import inspect
-import os
 
 import fixtures
 from nova.compute import manager as nova_manager
@@ -48,11 +46,12 @@ from nova.virt import hardware
 from oslo_config import fixture as config_fixture
 from oslo_utils import uuidutils
 
-import shelvefix
-from shelvefix.compute import vm_states as shelvefix_vm_states
+from shelvefix import backends
 from shelvefix import exception as shelvefix_exception
+from shelvefix.novacheck import rewrite
 from shelvefix.objects import instance as instance_obj
-from shelvefix.placement import backends
+from shelvefix.race import client
+from shelvefix.race import timeline as timeline_mod
 
 objects.register_all()
 
@@ -139,7 +138,7 @@ class NovaShelveScenario(fixtures.Fixture):
     """A shelved nova instance on compute-1, on a placement backend.
 
     :param backend: ``'double'`` or ``'real'`` (see
-        :mod:`shelvefix.placement.backends`)
+        :mod:`shelvefix.backends`)
     :param manager_cls: nova's ``ComputeManager`` or a subclass (the
         legacy-order copy)
 
@@ -166,7 +165,7 @@ class NovaShelveScenario(fixtures.Fixture):
 
     def _setUp(self):
         self.events = []
-        self.placement = self.useFixture(backends.get(self.backend)())
+        self.placement = self.useFixture(backends.make_backend(self.backend))
         self._record_responses()
         self.src = self.placement.create_provider(HOST, inventory=INVENTORY)
         self.dst = self.placement.create_provider('compute-2',
@@ -180,8 +179,7 @@ class NovaShelveScenario(fixtures.Fixture):
             adapter=self.placement.adapter)
 
         self.store = instance_obj.InstanceStore()
-        self.save_marks = []
-        self.store.observers.append(self._saved)
+        self._timeline = timeline_mod.Timeline(self.placement, self.store)
         self._stub_database_and_notifications()
         self.instance = self._create_instance()
         self.assert_claimed(self.scheduler_client.claim_resources(
@@ -189,8 +187,8 @@ class NovaShelveScenario(fixtures.Fixture):
             self.alloc_request(self.src), PROJECT, USER, CLAIM_VERSION))
         self.compute = self._build_compute_manager()
         self.placement.reset_calls()
+        self._timeline.reset()
         del self.responses[:]
-        del self.save_marks[:]
         del self.events[:]
 
     @staticmethod
@@ -319,9 +317,6 @@ class NovaShelveScenario(fixtures.Fixture):
                 None, compute.driver)
         return compute
 
-    def _saved(self, uuid, row):
-        self.save_marks.append((len(self.placement.calls), row))
-
     def alloc_request(self, rp_uuid):
         return {'allocations': {rp_uuid: {'resources': dict(RESOURCES)}}}
 
@@ -339,26 +334,22 @@ class NovaShelveScenario(fixtures.Fixture):
     def api_unshelve(self):
         """The API client's side, then the scheduler's claim.
 
-        Waits until SHELVED_OFFLOADED is saved (a client polling the
-        server's status), then does what nova's API does before the
-        scheduler runs: ``task_state = UNSHELVING``, saved only if no task
-        owns the instance.
+        The very sequence the library's scenarios run
+        (:func:`shelvefix.race.client.unshelve`), on a nova ``Instance``.
 
         :returns: what ``claim_resources`` returned
         :raises AllocationUpdateFailed: the claim hit a consumer
             generation conflict
         """
-        row = self.store.wait_for(
-            self.instance.uuid,
-            lambda row: row['vm_state'] == vm_states.SHELVED_OFFLOADED,
-            timeout=POLL_TIMEOUT)
-        instance = objects.Instance(
-            context=self.scheduler_ctx, uuid=row['uuid'],
-            vm_state=row['vm_state'], task_state=row['task_state'])
-        instance.obj_reset_changes()
-        instance.task_state = task_states.UNSHELVING
-        instance.save(expected_task_state=[None])
-        return self.unshelve_claim()
+        def load(row):
+            instance = objects.Instance(
+                context=self.scheduler_ctx, uuid=row['uuid'],
+                vm_state=row['vm_state'], task_state=row['task_state'])
+            instance.obj_reset_changes()
+            return instance
+        return client.unshelve(self.store, self.instance.uuid, load,
+                               lambda instance: self.unshelve_claim(),
+                               timeout=POLL_TIMEOUT)
 
     def unshelve_claim(self):
         """The scheduler claims compute-2 with nova's claim_resources."""
@@ -398,39 +389,19 @@ class NovaShelveScenario(fixtures.Fixture):
         return None
 
     def timeline(self):
-        """Placement calls and saves in the order they happened.
-
-        Built as :meth:`shelvefix.scenario.ShelveScenario.timeline` builds
-        it: ``('placement', Call)`` or ``('save', row)``, a save placed
-        before the first call that completed after it.
-        """
-        events, marks = [], list(self.save_marks)
-        for index, call in enumerate(list(self.placement.calls)):
-            while marks and marks[0][0] <= index:
-                events.append(('save', marks.pop(0)[1]))
-            events.append(('placement', call))
-        events.extend(('save', row) for _, row in marks)
-        return events
+        """See :meth:`shelvefix.race.timeline.Timeline.events`."""
+        return self._timeline.events()
 
 
-def _scenario_functions(*names):
-    """Functions of :mod:`shelvefix.scenario`, without importing it.
+def legacy_compute_manager(cls=nova_manager.ComputeManager):
+    """nova's ComputeManager with its shelve-offload in the legacy order.
 
-    ``shelvefix.scenario`` loads ``shelvefix.conf``, which cannot share a
-    process with nova (see :mod:`shelvefix.tests.nova.base`). Its order
-    rule needs only ``vm_states``, so the functions are compiled from its
-    source here: nova's code is judged by the very rule the library's is.
+    Derived from the installed source by moving one statement (see
+    :func:`shelvefix.novacheck.rewrite.rewrite_method`).
     """
-    path = os.path.join(os.path.dirname(shelvefix.__file__), 'scenario.py')
-    with open(path) as f:
-        tree = ast.parse(f.read(), path)
-    found = [node for node in tree.body
-             if isinstance(node, ast.FunctionDef) and node.name in names]
-    namespace = {'vm_states': shelvefix_vm_states}
-    exec(compile(ast.Module(body=found, type_ignores=[]), path, 'exec'),
-         namespace)
-    return [namespace[name] for name in names]
+    return rewrite.rewrite_method(cls, rewrite.legacy_order,
+                                  'LegacyOrderComputeManager')
 
 
-index_of_offloaded_save, order_violations = _scenario_functions(
-    'index_of_offloaded_save', 'order_violations')
+index_of_offloaded_save = timeline_mod.index_of_offloaded_save
+order_violations = timeline_mod.order_violations

@@ -11,7 +11,7 @@ database, a hypervisor or RPC).
 
 The installed nova must free the allocations before SHELVED_OFFLOADED is
 saved, and must win the race. A copy of its method moved back to the
-legacy order (:mod:`shelvefix.tests.nova.legacy`) must fail the very same
+legacy order (``harness.legacy_compute_manager``) must fail the very same
 order check, and replaying the race on it must produce the scheduler's 409
 with placement's own "expected null but got 1", and the silently wiped
 claim.
@@ -19,7 +19,7 @@ claim.
 
 import testscenarios
 
-from shelvefix.placement import real
+from shelvefix.backends import real
 from shelvefix.tests.functional import sequencer
 from shelvefix.tests.nova import base
 
@@ -45,8 +45,7 @@ class NovaScenarioTestCase(testscenarios.WithScenarios, base.NovaTestCase):
     def scenario(self, legacy=False):
         manager_cls = self.harness.nova_manager.ComputeManager
         if legacy:
-            manager_cls = base.load(
-                'shelvefix.tests.nova.legacy').legacy_compute_manager()
+            manager_cls = self.harness.legacy_compute_manager()
         return self.useFixture(self.harness.NovaShelveScenario(
             backend=self.backend, manager_cls=manager_cls))
 
@@ -79,7 +78,8 @@ class CallOrderTestCase(NovaScenarioTestCase):
         self.assertEqual(
             [(vm_states.SHELVED_OFFLOADED, 'compute-1'),
              (vm_states.SHELVED_OFFLOADED, None)],
-            [(row['vm_state'], row['host']) for _, row in scn.save_marks])
+            [(row['vm_state'], row['host'])
+             for kind, row in scn.timeline() if kind == 'save'])
         self.assertEqual(1, self.harness.index_of_offloaded_save(
             scn.timeline()))
 

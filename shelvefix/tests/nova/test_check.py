@@ -18,10 +18,11 @@ import fixtures
 import testtools
 
 from shelvefix.cmd import check as check_cmd
-from shelvefix.nova import check
-from shelvefix.nova import source
+from shelvefix.novacheck import check
+from shelvefix.novacheck import rewrite
+from shelvefix.novacheck import sites
+from shelvefix.novacheck import source
 from shelvefix.tests.nova import base
-from shelvefix.tests.nova import rewrite
 
 
 def line_of(text, fragment, nth=1):
@@ -64,7 +65,7 @@ class InstalledNovaTestCase(testtools.TestCase):
 
     def test_installed_nova_is_fixed(self):
         out = io.StringIO()
-        rc = check_cmd.run(Args(installed=True), out)
+        rc = check_cmd.run(Args(installed=True), out, io.StringIO())
         self.assertEqual(0, rc, out.getvalue())
         lines = out.getvalue().splitlines()
         self.assertTrue(lines[0].startswith('nova/compute/manager.py (%s'
@@ -83,7 +84,8 @@ class InstalledNovaTestCase(testtools.TestCase):
 
     def test_installed_nova_json(self):
         out = io.StringIO()
-        rc = check_cmd.run(Args(installed=True, json=True), out)
+        rc = check_cmd.run(Args(installed=True, json=True), out,
+                           io.StringIO())
         data = json.loads(out.getvalue())
         self.assertEqual((0, 'fixed', self.manager.filename),
                          (rc, data['status'], data['file']))
@@ -92,7 +94,8 @@ class InstalledNovaTestCase(testtools.TestCase):
     def test_legacy_order_copy(self):
         text = rewrite.legacy_order(self.text)
         out = io.StringIO()
-        rc = check_cmd.run(Args(path=self.write_tree(text)), out)
+        rc = check_cmd.run(Args(path=self.write_tree(text)), out,
+                           io.StringIO())
         self.assertEqual(1, rc, out.getvalue())
         result = check.check_source(text)
         self.assertEqual(check.LEGACY, result.status)
@@ -144,16 +147,18 @@ class LegacyMethodTestCase(base.NovaTestCase):
 
     def setUp(self):
         super(LegacyMethodTestCase, self).setUp()
-        self.legacy = base.load('shelvefix.tests.nova.legacy')
+        self.nova_cls = self.harness.nova_manager.ComputeManager
+        self.cls = self.harness.legacy_compute_manager()
+
+    def method(self, text):
+        return sites.find_method(ast.parse(text))[1]
 
     def statements(self, text):
-        method = ast.parse(text).body[0].body[0]
-        return [ast.dump(stmt) for stmt in method.body]
+        return [ast.dump(stmt) for stmt in self.method(text).body]
 
     def test_only_the_free_moved(self):
-        original, first = self.legacy.method_source()
-        moved, first_again = self.legacy.legacy_method_source()
-        self.assertEqual(first, first_again)
+        original, _first = rewrite.class_source(self.nova_cls)
+        moved = self.cls.rewritten_source
         self.assertEqual(check.FIXED, check.check_source(original).status)
         result = check.check_source(moved)
         self.assertEqual(check.LEGACY, result.status)
@@ -162,19 +167,17 @@ class LegacyMethodTestCase(base.NovaTestCase):
         self.assertEqual(collections.Counter(before),
                          collections.Counter(after))
         # Take the free out of both and the rest is identical, in order.
-        free = ast.dump(ast.parse(moved).body[0].body[0].body[
-            [i for i, s in enumerate(ast.parse(moved).body[0].body[0].body)
-             if s.lineno <= result.free.node.lineno <= s.end_lineno][0]])
+        free = [ast.dump(s) for s in self.method(moved).body
+                if s.lineno <= result.free.node.lineno <= s.end_lineno][0]
         self.assertEqual([s for s in before if s != free],
                          [s for s in after if s != free])
 
     def test_compiled_class_runs_the_moved_source(self):
-        cls = self.legacy.legacy_compute_manager()
-        nova_cls = self.harness.nova_manager.ComputeManager
-        self.assertTrue(issubclass(cls, nova_cls))
-        method = cls._shelve_offload_instance
-        self.assertIsNot(nova_cls._shelve_offload_instance, method)
+        self.assertTrue(issubclass(self.cls, self.nova_cls))
+        method = self.cls._shelve_offload_instance
+        self.assertIsNot(self.nova_cls._shelve_offload_instance, method)
         # Its globals are nova's module: the same objects, stubs included.
         self.assertIs(vars(self.harness.nova_manager), method.__globals__)
-        self.assertEqual(self.legacy.legacy_method_source()[0],
-                         cls.legacy_source)
+        # Tracebacks point at nova's file.
+        self.assertEqual(self.harness.nova_manager.__file__,
+                         method.__code__.co_filename)

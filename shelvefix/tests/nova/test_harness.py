@@ -42,6 +42,6 @@ class HarnessTestCase(base.NovaTestCase):
         self.scn.instance.power_state = self.harness.power_state.SHUTDOWN
         self.scn.instance.save()
         self.assertEqual([self.harness.power_state.SHUTDOWN],
-                         [row['power_state'] for _, row in
-                          self.scn.save_marks])
+                         [row['power_state'] for kind, row in
+                          self.scn.timeline() if kind == 'save'])
         self.assertEqual(set(), self.scn.instance.obj_what_changed())

@@ -13,10 +13,10 @@ import json
 import testscenarios
 from testtools import content
 
-from shelvefix.contract import cli
+from shelvefix.backends import real
+from shelvefix.cmd import main
 from shelvefix.contract import runner
 from shelvefix.contract import scenarios as contract_scenarios
-from shelvefix.placement import real
 from shelvefix.tests import base
 
 load_tests = testscenarios.load_tests_apply_scenarios
@@ -66,8 +66,8 @@ class ContractCommandTestCase(base.TestCase):
 
     def test_text(self):
         out = io.StringIO()
-        rc = cli.main(['--scenario', 'allocations_get_unknown',
-                       '--scenario', 'allocations_delete_unknown'], out)
+        rc = main.main(['contract', '--scenario', 'allocations_get_unknown',
+                        '--scenario', 'allocations_delete_unknown'], out=out)
         self.assertEqual(0, rc, out.getvalue())
         lines = out.getvalue().splitlines()
         self.assertEqual('2 contract scenarios, 2 agree', lines[0])
@@ -76,8 +76,8 @@ class ContractCommandTestCase(base.TestCase):
 
     def test_json(self):
         out = io.StringIO()
-        rc = cli.main(['--json', '--scenario', 'allocations_get_unknown'],
-                      out)
+        rc = main.main(['contract', '--json', '--scenario',
+                        'allocations_get_unknown'], out=out)
         self.assertEqual(0, rc)
         report = json.loads(out.getvalue())
         self.assertEqual((1, 1, []), (report['scenarios'], report['agree'],

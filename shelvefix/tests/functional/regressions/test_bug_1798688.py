@@ -21,21 +21,23 @@ import threading
 
 import testscenarios
 
+from shelvefix import backends
+from shelvefix.backends import real
 from shelvefix.compute import manager
 from shelvefix.compute import vm_states
 from shelvefix import exception
-from shelvefix.explorer import legacy
-from shelvefix.placement import backends
-from shelvefix.placement import real
-from shelvefix import scenario
+from shelvefix import race
+from shelvefix.race import scenario
+from shelvefix.race import timeline as timeline_mod
+from shelvefix.race import variants
 from shelvefix.tests import base
 from shelvefix.tests.functional import sequencer
 
 load_tests = testscenarios.load_tests_apply_scenarios
 
 FREE_STRATEGIES = [
-    ('get_put_empty', {'force_delete': False}),
-    ('delete', {'force_delete': True}),
+    ('get_put_empty', {'free': race.GET_PUT}),
+    ('delete', {'free': race.DELETE}),
 ]
 BACKENDS = [
     ('double', {'backend': 'double'}),
@@ -51,8 +53,8 @@ class BackendTestCase(testscenarios.WithScenarios, base.TestCase):
         if self.backend == 'real' and not real.available():
             self.skipTest(real.INSTALL_HINT)
         return self.useFixture(scenario.ShelveScenario(
-            force_delete=self.force_delete, manager_cls=manager_cls,
-            placement=backends.get(self.backend)()))
+            free=self.free, manager_cls=manager_cls,
+            placement=backends.make_backend(self.backend)))
 
 
 class CallOrderTestCase(BackendTestCase):
@@ -68,11 +70,11 @@ class CallOrderTestCase(BackendTestCase):
     def test_corrected_order(self):
         scn = self._run(manager.ComputeManager)
         timeline = scn.timeline()
-        self.assertEqual([], scenario.order_violations(timeline,
-                                                       scn.instance.uuid))
+        self.assertEqual([], timeline_mod.order_violations(timeline,
+                                                           scn.instance.uuid))
         url = '/allocations/%s' % scn.instance.uuid
         calls = [(c.method, c.path, c.status) for c in scn.placement.calls]
-        if self.force_delete:
+        if self.free == race.DELETE:
             self.assertEqual([('DELETE', url, 204)], calls)
         else:
             self.assertEqual([('GET', url, 200), ('PUT', url, 204)], calls)
@@ -86,21 +88,21 @@ class CallOrderTestCase(BackendTestCase):
                          scn.saved()['vm_state'])
 
     def test_legacy_order_fails_the_order_check(self):
-        scn = self._run(legacy.LegacyComputeManager)
+        scn = self._run(variants.legacy_compute_manager())
         timeline = scn.timeline()
         # The very assertion test_corrected_order makes fails here.
         self.assertRaises(AssertionError, self.assertEqual, [],
-                          scenario.order_violations(timeline,
-                                                    scn.instance.uuid))
+                          timeline_mod.order_violations(timeline,
+                                                        scn.instance.uuid))
         url = '/allocations/%s' % scn.instance.uuid
-        expected = (['DELETE %s' % url] if self.force_delete
+        expected = (['DELETE %s' % url] if self.free == race.DELETE
                     else ['GET %s' % url, 'PUT %s' % url])
         self.assertEqual(
             ['%s came after the save that made SHELVED_OFFLOADED visible'
              % r for r in expected],
-            scenario.order_violations(timeline, scn.instance.uuid))
+            timeline_mod.order_violations(timeline, scn.instance.uuid))
         # Same requests, only in the wrong place relative to the save.
-        saved_at = scenario.index_of_offloaded_save(timeline)
+        saved_at = timeline_mod.index_of_offloaded_save(timeline)
         self.assertEqual(0, saved_at)
 
 
@@ -137,7 +139,7 @@ class RaceTestCase(BackendTestCase):
         return scn, errors
 
     def _free_steps(self):
-        if self.force_delete:
+        if self.free == race.DELETE:
             return [('compute', 'DELETE')]
         return [('compute', 'GET'), ('compute', 'PUT')]
 
@@ -146,7 +148,7 @@ class RaceTestCase(BackendTestCase):
         script = ([('scheduler', 'GET')] + self._free_steps() +
                   [('scheduler', 'PUT')])
         scn, (compute_error, scheduler_error) = self._race(
-            legacy.LegacyComputeManager, script)
+            variants.legacy_compute_manager(), script)
         self.assertIsNone(compute_error)
         self.assertIsInstance(scheduler_error,
                               exception.AllocationUpdateFailed)
@@ -165,7 +167,7 @@ class RaceTestCase(BackendTestCase):
         script = ([('scheduler', 'GET'), ('scheduler', 'PUT')] +
                   self._free_steps())
         scn, (compute_error, scheduler_error) = self._race(
-            legacy.LegacyComputeManager, script)
+            variants.legacy_compute_manager(), script)
         self.assertIsNone(compute_error)
         self.assertIsNone(scheduler_error)
         self.assertEqual({'allocations': {}}, scn.allocations())
@@ -173,12 +175,12 @@ class RaceTestCase(BackendTestCase):
         self.assertEqual(0, usages.get('VCPU', 0))
 
     def test_legacy_compute_409(self):
-        if self.force_delete:
+        if self.free == race.DELETE:
             self.skipTest('DELETE ignores generations: no compute 409')
         script = [('compute', 'GET'), ('scheduler', 'GET'),
                   ('scheduler', 'PUT'), ('compute', 'PUT')]
         scn, (compute_error, scheduler_error) = self._race(
-            legacy.LegacyComputeManager, script)
+            variants.legacy_compute_manager(), script)
         self.assertIsNone(scheduler_error)
         self.assertIsInstance(compute_error,
                               exception.AllocationDeleteFailed)

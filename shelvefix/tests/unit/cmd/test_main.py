@@ -7,10 +7,10 @@ from unittest import mock
 
 import fixtures
 
+from shelvefix.backends import real
 from shelvefix.cmd import main
-from shelvefix.explorer import legacy
-from shelvefix.placement import real
-from shelvefix import scenario
+from shelvefix.race import scenario
+from shelvefix.race import variants
 from shelvefix.tests import base
 
 
@@ -61,9 +61,8 @@ class TimelineCommandTestCase(base.TestCase):
     def test_legacy_order_exits_non_zero(self):
         legacy_scenario = functools.partial(
             scenario.ShelveScenario,
-            manager_cls=legacy.LegacyComputeManager)
-        with mock.patch.object(main.scenario, 'ShelveScenario',
-                               legacy_scenario):
+            manager_cls=variants.legacy_compute_manager())
+        with mock.patch.object(scenario, 'ShelveScenario', legacy_scenario):
             rc, out = self.run_main('timeline', '--free', 'delete')
         self.assertEqual(1, rc)
         self.assertIn('came after the save that made SHELVED_OFFLOADED '
@@ -91,13 +90,15 @@ class ContractCommandTestCase(base.TestCase):
 
     def test_options_reach_the_contract_command(self):
         out = io.StringIO()
-        with mock.patch('shelvefix.contract.cli.main',
-                        return_value=0) as contract_main:
+        with mock.patch('shelvefix.cmd.contract.run',
+                        return_value=0) as contract_run:
             self.assertEqual(0, main.main(
                 ['--debug', 'contract', '--scenario', 'x', '--json'],
                 out=out))
-        contract_main.assert_called_once_with(['--scenario', 'x', '--json'],
-                                              out=out)
+        ((args, run_out, _err), _kwargs) = contract_run.call_args
+        self.assertEqual((['x'], True, False, True),
+                         (args.names, args.json, args.list, args.debug))
+        self.assertIs(out, run_out)
 
 
 class CheckCommandTestCase(base.TestCase):

@@ -7,11 +7,10 @@ from unittest import mock
 
 import fixtures
 
+from shelvefix.backends import real
 from shelvefix.cmd import main
-from shelvefix.explorer import legacy
-from shelvefix.explorer import shelve
-from shelvefix.placement import app as placement_app
-from shelvefix.placement import real
+from shelvefix.placement import deploy as placement_app
+from shelvefix.race import variants
 from shelvefix.tests import base
 from shelvefix.tests.functional import wsgi_server
 
@@ -63,7 +62,8 @@ class RaceCommandTestCase(base.TestCase):
                          set(legacy_cell['outcomes']))
         example = legacy_cell['first_counterexamples']['scheduler 409']
         self.assertEqual(['scheduler 409'], example['outcome'])
-        self.assertIn('AllocationUpdateFailed', example['errors']['scheduler'])
+        self.assertIn('AllocationUpdateConflict',
+                      example['errors']['scheduler'])
         self.assertEqual(len(example['schedule']), len(example['trace']))
         with open(path) as f:
             diagrams = f.read()
@@ -81,8 +81,9 @@ class RaceCommandTestCase(base.TestCase):
         self.assertEqual([0, 0], [c['pruned'] for c in cells])
 
     def test_bad_corrected_order_fails_the_gate(self):
-        with mock.patch.dict(shelve.MANAGERS,
-                             {shelve.CORRECTED: legacy.LegacyComputeManager}):
+        legacy = variants.legacy_compute_manager()
+        with mock.patch.object(variants, 'compute_manager',
+                               return_value=legacy):
             rc, out, _err = self.run_main('race', '--backend', 'double',
                                           '--ordering', 'corrected')
         self.assertEqual(1, rc)

@@ -4,8 +4,8 @@ import uuid
 
 import testtools
 
+from shelvefix.backends import fixture
 from shelvefix.contract import api as api_mod
-from shelvefix.placement import fixture
 
 
 class ContractAPITestCase(testtools.TestCase):

@@ -8,7 +8,7 @@ is named in the docstring; it keeps comparing with the real service.
 
 import testtools
 
-from shelvefix.placement import fixture
+from shelvefix.backends import fixture
 
 
 class HeadErrorTestCase(testtools.TestCase):

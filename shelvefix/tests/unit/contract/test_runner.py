@@ -11,14 +11,14 @@ from unittest import mock
 import fixtures
 import testtools
 
+from shelvefix.backends import fixture
 from shelvefix.contract import api as api_mod
 from shelvefix.contract import normalise
 from shelvefix.contract import registry
 from shelvefix.contract import runner
 from shelvefix.contract import scenarios
-from shelvefix.placement import app
+from shelvefix.placement import deploy
 from shelvefix.placement import errors
-from shelvefix.placement import fixture
 
 
 def _obs(**overrides):
@@ -219,7 +219,7 @@ class RunScenarioTestCase(testtools.TestCase):
 
     def test_run_all_subset_and_totals(self):
         names = ['allocations_delete', 'allocations_get_known']
-        with mock.patch.dict(runner.backends_mod.BACKENDS,
+        with mock.patch.dict(runner.backends_mod.FACTORIES,
                              {'double2': fixture.PlacementFixture}):
             result = runner.run_all(('double', 'double2'), names)
         self.assertEqual(('double', 'double2'), result.backends)
@@ -236,7 +236,7 @@ class RunScenarioTestCase(testtools.TestCase):
         self.assertRaises(ValueError, runner.run_all, ('double', 'double'))
 
     def test_run_all_reports_a_broken_backend(self):
-        class BrokenApp(app.PlacementApp):
+        class BrokenApp(deploy.PlacementApp):
             """Forgets the Vary header on every answer."""
 
             def __call__(self, environ, start_response):
@@ -246,10 +246,10 @@ class RunScenarioTestCase(testtools.TestCase):
                     return start_response(status, headers, exc_info)
                 return super(BrokenApp, self).__call__(environ, filtered)
 
-        def broken_fixture():
-            return fixture.PlacementFixture(app=BrokenApp())
+        def broken_fixture(conf):
+            return fixture.PlacementFixture(app=BrokenApp(), conf=conf)
 
-        with mock.patch.dict(runner.backends_mod.BACKENDS,
+        with mock.patch.dict(runner.backends_mod.FACTORIES,
                              {'broken': broken_fixture}):
             result = runner.run_all(('double', 'broken'),
                                     ['allocations_get_unknown'])

@@ -6,9 +6,9 @@ import threading
 from oslo_utils import uuidutils
 import testtools
 
-from shelvefix.explorer import controller as controller_mod
+from shelvefix import explorer
 
-RunSpec = controller_mod.RunSpec
+RunSpec = explorer.RunSpec
 
 
 def _labels(record):
@@ -18,7 +18,7 @@ def _labels(record):
 class StepOutsideActorsTestCase(testtools.TestCase):
 
     def test_main_thread_step_is_a_noop(self):
-        controller = controller_mod.Controller()
+        controller = explorer.Controller()
         self.assertIsNone(controller.current_actor())
         handle = controller.step('mem', 'x', 'read', label='setup read')
         # Returns at once (it would block forever otherwise) and records
@@ -39,7 +39,7 @@ class StepOutsideActorsTestCase(testtools.TestCase):
                 seen.append(controller.current_actor())
             return [('worker', actor)]
 
-        controller = controller_mod.Controller()
+        controller = explorer.Controller()
         record = controller.run(program(controller))
         controller.step('mem', 'x', label='after the run').done('ignored')
         self.assertEqual(['worker', 'worker'], seen)
@@ -48,17 +48,17 @@ class StepOutsideActorsTestCase(testtools.TestCase):
         self.assertIsNone(record.trace[0].result)
 
     def test_step_validates_access_and_guard(self):
-        controller = controller_mod.Controller()
+        controller = explorer.Controller()
         self.assertRaises(ValueError, controller.step, 'mem', 'x', 'rw')
         self.assertRaises(TypeError, controller.step, 'mem', 'x',
                           guard=True)
 
     def test_default_label(self):
-        controller = controller_mod.Controller()
+        controller = explorer.Controller()
         record = controller.run(
             [('a', lambda: controller.step('db', 'row-1', 'read'))])
-        self.assertEqual(controller_mod.Step('a', 'db', 'row-1', 'read',
-                                             'db row-1'),
+        self.assertEqual(explorer.Step('a', 'db', 'row-1', 'read',
+                                       'db row-1'),
                          record.trace[0].step)
 
 
@@ -73,7 +73,7 @@ class RunTestCase(testtools.TestCase):
                 return run
             return [('a', actor('a')), ('b', actor('b'))]
 
-        controller = controller_mod.Controller(schedule=['b', 'a'])
+        controller = explorer.Controller(schedule=['b', 'a'])
         record = controller.run(program(controller), index=7)
         self.assertEqual(('b', 'a', 'a', 'b'), record.schedule)
         self.assertEqual(['b: 0', 'a: 0', 'a: 1', 'b: 1'], _labels(record))
@@ -101,20 +101,20 @@ class RunTestCase(testtools.TestCase):
                            check=lambda results: (state['x'],
                                                   state['overlap']))
 
-        controller = controller_mod.Controller(schedule='abcabcabc')
+        controller = explorer.Controller(schedule='abcabcabc')
         self.assertEqual((9, False),
                          controller.run(program(controller)).outcome)
 
     def test_schedule_naming_disabled_actor(self):
-        controller = controller_mod.Controller(schedule=['b'])
+        controller = explorer.Controller(schedule=['b'])
         spec = [('a', lambda: controller.step('mem', 'x')),
                 ('b', lambda: None)]
-        error = self.assertRaises(controller_mod.ExplorationError,
+        error = self.assertRaises(explorer.ExplorationError,
                                   controller.run, spec)
         self.assertIn("schedule[0] is 'b', which is not enabled", str(error))
 
     def test_controller_runs_once(self):
-        controller = controller_mod.Controller()
+        controller = explorer.Controller()
         controller.run([('a', lambda: None)])
         self.assertRaises(ValueError, controller.run, [('a', lambda: None)])
 
@@ -124,13 +124,13 @@ class RunTestCase(testtools.TestCase):
                             ([('', len)], ValueError),
                             ([(1, len)], ValueError),
                             ([('a', 'not callable')], TypeError)]:
-            self.assertRaises(error, controller_mod.Controller().run, spec)
+            self.assertRaises(error, explorer.Controller().run, spec)
 
     def test_actor_without_steps(self):
-        controller = controller_mod.Controller()
+        controller = explorer.Controller()
         record = controller.run(RunSpec([('a', lambda: 'value')]))
         self.assertEqual((), record.schedule)
-        self.assertEqual(controller_mod.ActorResult('value', None, False),
+        self.assertEqual(explorer.ActorResult('value', None, False),
                          record.results['a'])
 
 
@@ -147,17 +147,17 @@ class ResultsTestCase(testtools.TestCase):
                 return 'fine'
             return [('failing', failing), ('fine', fine)]
 
-        exploration = controller_mod.explore(program, reduce=False)
+        exploration = explorer.explore(program, reduce=False)
         self.assertEqual(2, len(exploration.runs))
         for run in exploration.runs:
             self.assertIsInstance(run.results['failing'].error, KeyError)
             self.assertFalse(run.results['failing'].ok)
-            self.assertEqual(controller_mod.ActorResult('fine', None, False),
+            self.assertEqual(explorer.ActorResult('fine', None, False),
                              run.results['fine'])
             self.assertEqual('error', run.outcome)
 
     def test_invalid_access_is_an_actor_error(self):
-        controller = controller_mod.Controller()
+        controller = explorer.Controller()
         record = controller.run(
             [('a', lambda: controller.step('mem', 'x', 'modify'))])
         self.assertIsInstance(record.results['a'].error, ValueError)
@@ -174,7 +174,7 @@ class ResultsTestCase(testtools.TestCase):
                                 label='PUT /thing')
             return [('client', client)]
 
-        controller = controller_mod.Controller()
+        controller = explorer.Controller()
         record = controller.run(program(controller))
         self.assertEqual([200, None],
                          [entry.result for entry in record.trace])
@@ -208,8 +208,8 @@ class GuardTestCase(testtools.TestCase):
 
     def test_waiter_runs_only_after_setter(self):
         for reduce, expected in ((False, 6), (True, 1)):
-            exploration = controller_mod.explore(self._program(),
-                                                 reduce=reduce)
+            exploration = explorer.explore(self._program(),
+                                           reduce=reduce)
             self.assertEqual(expected, len(exploration.runs))
             for run in exploration.runs:
                 labels = _labels(run)
@@ -219,12 +219,12 @@ class GuardTestCase(testtools.TestCase):
                 self.assertEqual('woken', run.results['waiter'].value)
 
     def test_guard_never_true_is_stuck(self):
-        exploration = controller_mod.explore(self._program(set_flag=False),
-                                             reduce=False)
+        exploration = explorer.explore(self._program(set_flag=False),
+                                       reduce=False)
         # The waiter never gets a choice, so only the others interleave.
         self.assertEqual(3, len(exploration.runs))
         for run in exploration.runs:
-            self.assertEqual(controller_mod.ActorResult(None, None, True),
+            self.assertEqual(explorer.ActorResult(None, None, True),
                              run.results['waiter'])
             self.assertTrue(run.results['setter'].ok)
             self.assertTrue(run.results['bystander'].ok)
@@ -244,7 +244,7 @@ class GuardTestCase(testtools.TestCase):
                     unwound.append(True)
             return [('waiter', waiter)]
 
-        controller = controller_mod.Controller()
+        controller = explorer.Controller()
         record = controller.run(program(controller))
         self.assertTrue(record.results['waiter'].stuck)
         self.assertEqual([], caught)
@@ -267,7 +267,7 @@ class GuardTestCase(testtools.TestCase):
                 state['ready'] = True
             return [('waiter', waiter), ('setter', setter)]
 
-        exploration = controller_mod.explore(program, reduce=False)
+        exploration = explorer.explore(program, reduce=False)
         self.assertEqual({'ok': 1}, exploration.outcome_counts())
 
     def test_guard_raising(self):
@@ -275,8 +275,8 @@ class GuardTestCase(testtools.TestCase):
             return [('a', lambda: controller.step('mem', 'x',
                                                   guard=lambda: 1 / 0))]
 
-        error = self.assertRaises(controller_mod.ExplorationError,
-                                  controller_mod.explore, program)
+        error = self.assertRaises(explorer.ExplorationError,
+                                  explorer.explore, program)
         self.assertIn("guard of actor 'a'", str(error))
         self.assertIsInstance(error.__cause__, ZeroDivisionError)
 
@@ -292,8 +292,8 @@ class FailureTestCase(testtools.TestCase):
                                                   label=label)),
                     ('b', lambda: controller.step('mem', 'x'))]
 
-        error = self.assertRaises(controller_mod.ExplorationError,
-                                  controller_mod.explore, program)
+        error = self.assertRaises(explorer.ExplorationError,
+                                  explorer.explore, program)
         self.assertIn('nondeterministic program', str(error))
 
     def test_per_run_resource_names_are_allowed(self):
@@ -312,7 +312,7 @@ class FailureTestCase(testtools.TestCase):
             return RunSpec([('a', actor('a')), ('b', actor('b'))],
                            check=lambda results: state[uuid])
 
-        exploration = controller_mod.explore(program)
+        exploration = explorer.explore(program)
         self.assertEqual(4, len(exploration.runs))
         self.assertEqual({('a', 'b'): 2, ('b', 'a'): 2},
                          exploration.outcome_counts())
@@ -332,8 +332,8 @@ class FailureTestCase(testtools.TestCase):
 
         # Run 2 replays "a" then chooses "b" where a's second step was
         # pending; now a has finished instead.
-        error = self.assertRaises(controller_mod.ExplorationError,
-                                  controller_mod.explore, program,
+        error = self.assertRaises(explorer.ExplorationError,
+                                  explorer.explore, program,
                                   reduce=False)
         self.assertIn("choice point 1 had enabled ['a', 'b'], pending "
                       "['a: mem write second', 'b: mem write mem x']; now "
@@ -358,7 +358,7 @@ class FailureTestCase(testtools.TestCase):
     def test_step_timeout_names_actor(self):
         for before_first_step in (True, False):
             error = self.assertRaises(
-                controller_mod.ExplorationError, controller_mod.explore,
+                explorer.ExplorationError, explorer.explore,
                 self._blocking_program(before_first_step), step_timeout=0.2)
             self.assertIn("actor 'sleeper' neither reached a step nor "
                           "finished within 0.2s", str(error))
@@ -374,6 +374,6 @@ class FailureTestCase(testtools.TestCase):
                 helper.join()
             return [('spawner', spawner)]
 
-        error = self.assertRaises(controller_mod.ExplorationError,
-                                  controller_mod.explore, program)
+        error = self.assertRaises(explorer.ExplorationError,
+                                  explorer.explore, program)
         self.assertIn('step() called from thread(s) helper', str(error))

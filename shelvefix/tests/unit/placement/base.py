@@ -1,13 +1,13 @@
 """Shared helpers for the placement double's unit tests.
 
 ``PlacementTestCase`` runs each test against a fresh
-:class:`~shelvefix.placement.fixture.PlacementFixture` and talks to it over
+:class:`~shelvefix.backends.fixture.PlacementFixture` and talks to it over
 HTTP through the fixture's keystoneauth1 adapter, as a client would.
 """
 
 import testtools
 
-from shelvefix.placement import fixture
+from shelvefix.backends import fixture
 
 RP1 = '11111111-1111-1111-1111-111111111111'
 RP2 = '22222222-2222-2222-2222-222222222222'

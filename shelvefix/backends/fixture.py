@@ -1,0 +1,192 @@
+"""``PlacementFixture``: a placement double wired into keystoneauth1.
+
+The fixture builds a :class:`~shelvefix.placement.deploy.PlacementApp` (or
+takes any WSGI application, the real placement included), mounts it with a
+:class:`~shelvefix.backends.transport.WSGITransport` on a unique fake
+endpoint of a keystoneauth1 ``Session`` and hands out an ``Adapter`` for
+it: code under test talks HTTP exactly as it would to a real placement,
+only nothing leaves the process. Nothing global is patched, so fixtures
+can be used concurrently.
+"""
+
+import urllib.parse
+import uuid as uuidlib
+
+import fixtures
+from keystoneauth1 import adapter as ks_adapter
+from keystoneauth1 import session as ks_session
+from keystoneauth1 import token_endpoint
+
+from shelvefix.backends import transport as transport_mod
+from shelvefix.placement import deploy
+
+# Microversions the setup helpers speak.
+CREATE_PROVIDER_VERSION = '1.20'
+SET_INVENTORY_VERSION = '1.26'
+
+
+class PlacementFixtureError(Exception):
+    """Placement refused a setup request made by the fixture.
+
+    :ivar response: the ``requests.Response`` placement answered.
+    """
+
+    def __init__(self, what, response):
+        self.response = response
+        super(PlacementFixtureError, self).__init__(
+            '%s failed: placement answered %d %s'
+            % (what, response.status_code, response.text))
+
+
+class PlacementFixture(fixtures.Fixture):
+    """An in-process placement reachable through a keystoneauth1 adapter.
+
+    :param app: the WSGI application to serve (default: a new
+        :class:`~shelvefix.placement.deploy.PlacementApp`).
+    :param endpoint: the fake endpoint URL (default: a unique
+        ``http://placement-<hex>.shelvefix.test``).
+    :param token: the token sent in ``X-Auth-Token``.
+    :param conf: the oslo.config ``ConfigOpts`` the :attr:`client` reads
+        its ``[placement]`` retry options from (default: the global CONF).
+
+    After setUp:
+
+    :ivar app: the WSGI application.
+    :ivar state: ``app.state`` when the application has one, else None.
+    :ivar endpoint: the endpoint URL.
+    :ivar transport: the
+        :class:`~shelvefix.backends.transport.RecordingTransport` (call
+        log, faults).
+    :ivar session: the keystoneauth1 ``Session``.
+    :ivar adapter: a keystoneauth1 ``Adapter`` for placement, with
+        ``raise_exc=False`` (error responses are returned, not raised).
+    """
+
+    def __init__(self, app=None, endpoint=None, token='admin', conf=None):
+        super(PlacementFixture, self).__init__()
+        self._app = app
+        self._endpoint = endpoint
+        self.token = token
+        self.conf = conf
+        self._clear()
+
+    def _clear(self):
+        self.app = None
+        self.state = None
+        self.endpoint = None
+        self.transport = None
+        self.session = None
+        self.adapter = None
+        self._client = None
+
+    def _setUp(self):
+        self.addCleanup(self._clear)
+        self.app = self._app if self._app is not None else (
+            deploy.PlacementApp())
+        self.state = getattr(self.app, 'state', None)
+        self.endpoint = (self._endpoint or 'http://placement-%s.shelvefix.test'
+                         % uuidlib.uuid4().hex[:12]).rstrip('/')
+        self.transport = transport_mod.WSGITransport(
+            self.app, script_name=urllib.parse.urlsplit(self.endpoint).path)
+        self.session = ks_session.Session(
+            auth=token_endpoint.Token(self.endpoint, self.token))
+        # requests picks the adapter with the longest matching prefix, so
+        # this endpoint (and only it) is served in-process.
+        self.session.session.mount(self.endpoint, self.transport)
+        self.addCleanup(self.session.session.close)
+        self.adapter = ks_adapter.Adapter(
+            self.session, service_type='placement',
+            endpoint_override=self.endpoint, raise_exc=False)
+
+    @property
+    def client(self):
+        """A ``SchedulerReportClient`` on :attr:`adapter` (built once).
+
+        It reads its options from the fixture's ``conf``.
+        """
+        if self._client is None:
+            # Imported late: the report client is optional for users of
+            # the double alone, and imports configuration on load.
+            from shelvefix.scheduler.client import report
+            self._client = report.SchedulerReportClient(adapter=self.adapter,
+                                                        conf=self.conf)
+        return self._client
+
+    # -- call log and faults (see RecordingTransport) ----------------------
+
+    @property
+    def calls(self):
+        """The transport's ordered list of :class:`Call`."""
+        return self.transport.calls
+
+    def calls_for(self, method=None, path=None):
+        """See :meth:`.transport.RecordingTransport.calls_for`."""
+        return self.transport.calls_for(method=method, path=path)
+
+    def reset_calls(self):
+        """See :meth:`.transport.RecordingTransport.reset_calls`."""
+        self.transport.reset_calls()
+
+    def inject_fault(self, *args, **kwargs):
+        """See :meth:`.transport.RecordingTransport.inject_fault`."""
+        return self.transport.inject_fault(*args, **kwargs)
+
+    def clear_faults(self):
+        """See :meth:`.transport.RecordingTransport.clear_faults`."""
+        self.transport.clear_faults()
+
+    # -- setup helpers (plain HTTP, as a client would) ---------------------
+
+    def create_provider(self, name, uuid=None, inventory=None):
+        """Create a resource provider and optionally its inventory.
+
+        :param name: the provider name.
+        :param uuid: its uuid (placement generates one when None).
+        :param inventory: ``{resource_class: total}`` or
+            ``{resource_class: {field: value}}`` (placement's inventory
+            fields; ``total`` required), e.g. ``{'VCPU': 8,
+            'MEMORY_MB': 4096, 'DISK_GB': 100}``.
+        :returns: the provider uuid.
+        :raises PlacementFixtureError: placement refused a request.
+        """
+        body = {'name': name}
+        if uuid is not None:
+            body['uuid'] = uuid
+        resp = self.adapter.post('/resource_providers', json=body,
+                                 microversion=CREATE_PROVIDER_VERSION)
+        if resp.status_code != 200:
+            raise PlacementFixtureError('Creating provider %r' % name, resp)
+        provider = resp.json()
+        if inventory:
+            self.set_inventory(provider['uuid'], inventory,
+                               provider['generation'])
+        return provider['uuid']
+
+    def set_inventory(self, uuid, inventory, generation=None):
+        """Replace a provider's inventory.
+
+        :param uuid: the provider uuid.
+        :param inventory: as for :meth:`create_provider`.
+        :param generation: the provider generation to send (read from
+            placement when None).
+        :returns: the new provider generation.
+        :raises PlacementFixtureError: placement refused a request.
+        """
+        url = '/resource_providers/%s/inventories' % uuid
+        if generation is None:
+            resp = self.adapter.get(url, microversion=SET_INVENTORY_VERSION)
+            if resp.status_code != 200:
+                raise PlacementFixtureError(
+                    'Reading inventory of %s' % uuid, resp)
+            generation = resp.json()['resource_provider_generation']
+        inventories = {
+            rc: dict(value) if isinstance(value, dict) else {'total': value}
+            for rc, value in inventory.items()}
+        resp = self.adapter.put(
+            url, json={'resource_provider_generation': generation,
+                       'inventories': inventories},
+            microversion=SET_INVENTORY_VERSION)
+        if resp.status_code != 200:
+            raise PlacementFixtureError('Setting inventory of %s' % uuid,
+                                        resp)
+        return resp.json()['resource_provider_generation']

@@ -1,0 +1,104 @@
+"""A throwaway PostgreSQL on loopback for the placement server.
+
+:func:`ensure_postgresql` starts (installing it first if needed) the
+project's own cluster on 127.0.0.1 with ``tools/postgresql.sh`` and returns
+the SQLAlchemy URL of a database whose role may create more;
+:class:`PostgreSQLDatabase` gives one server an empty database of its own
+in that cluster and drops it at cleanup.
+"""
+
+import os
+import subprocess
+import uuid
+
+import fixtures
+
+from shelvefix import backends
+
+#: The project's script for the PostgreSQL cluster; only in a checkout.
+POSTGRESQL_SCRIPT = os.path.join(
+    os.path.dirname(os.path.abspath(__file__)), os.pardir, os.pardir,
+    'tools', 'postgresql.sh')
+
+# The script may run apt-get, slow on a cold machine.
+POSTGRESQL_TIMEOUT = 900
+
+
+def ensure_postgresql(script=None, timeout=POSTGRESQL_TIMEOUT):
+    """Start the project's PostgreSQL cluster (installing it if needed).
+
+    :param script: the cluster script (default: ``$SHELVEFIX_POSTGRESQL_
+        SCRIPT`` or the checkout's ``tools/postgresql.sh``)
+    :returns: the SQLAlchemy URL of its ``placement`` database
+    :raises BackendUnavailable: no script, or it failed (not root, no
+        apt-get, port taken...), with the script's own error output
+    """
+    script = (script or os.environ.get('SHELVEFIX_POSTGRESQL_SCRIPT') or
+              POSTGRESQL_SCRIPT)
+    script = os.path.normpath(script)
+    if not os.path.isfile(script):
+        raise backends.BackendUnavailable(
+            'no %s: PostgreSQL is started by the source checkout\'s script '
+            '(or pass db_url)' % script)
+    try:
+        proc = subprocess.run(
+            ['bash', script, 'start'], stdin=subprocess.DEVNULL,
+            capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise backends.BackendUnavailable('%s start took more than %d s'
+                                          % (script, timeout))
+    lines = proc.stdout.split()
+    if proc.returncode != 0 or not lines:
+        raise backends.BackendUnavailable('%s start failed (exit %d): %s' % (
+            script, proc.returncode, proc.stderr.strip()[-2000:]))
+    # The URL is the last thing it prints on stdout.
+    return lines[-1]
+
+
+class PostgreSQLDatabase(fixtures.Fixture):
+    """An empty database of its own in the cluster at ``admin_url``.
+
+    Creating one per server (rather than emptying a shared one) lets
+    servers run side by side, from parallel test workers too; it is dropped
+    at cleanup, connections and all.
+
+    :param admin_url: the SQLAlchemy URL of a database whose role may
+        create databases (what :func:`ensure_postgresql` returns)
+
+    After setUp, ``name`` is the new database's name and ``url`` its URL.
+    """
+
+    def __init__(self, admin_url):
+        super().__init__()
+        self.admin_url = admin_url
+
+    def _connect(self):
+        import psycopg2
+        from sqlalchemy.engine import url as sa_url
+
+        url = sa_url.make_url(self.admin_url)
+        conn = psycopg2.connect(
+            host=url.host, port=url.port, user=url.username,
+            password=url.password, dbname=url.database, connect_timeout=10)
+        # CREATE/DROP DATABASE cannot run inside a transaction.
+        conn.autocommit = True
+        return conn, url
+
+    def _execute(self, sql):
+        conn, url = self._connect()
+        try:
+            with conn.cursor() as cur:
+                cur.execute(sql)
+        finally:
+            conn.close()
+        return url
+
+    def _setUp(self):
+        # Random, so never quoted wrongly nor shared.
+        self.name = 'placement_%s' % uuid.uuid4().hex[:16]
+        url = self._execute('CREATE DATABASE %s' % self.name)
+        # WITH (FORCE): a server killed uncleanly may leave sessions behind.
+        self.addCleanup(self._execute,
+                        'DROP DATABASE IF EXISTS %s WITH (FORCE)' % self.name)
+        self.url = url.set(database=self.name).render_as_string(
+            hide_password=False)

@@ -1,0 +1,162 @@
+"""Rewrite nova's compute manager into the shapes and orders it has had.
+
+The rewrites work on the text of ``nova/compute/manager.py`` (or any module
+with a ``ComputeManager``), using :mod:`shelvefix.novacheck.sites` to
+find the statements, and move or replace whole lines so everything else,
+comments included, stays as nova wrote it:
+
+* :func:`legacy_order` moves the statement that frees the allocations to
+  just after the save that makes SHELVED_OFFLOADED visible: the order
+  before change I2a6ccaff904c1f0759d55feeeef0ec1da32c65df;
+* :func:`local_tracker_shape` frees through ``rt =
+  self._get_resource_tracker()``, as Rocky and Stein did;
+* :func:`report_client_shape` frees with
+  ``self.reportclient.delete_allocation_for_instance``.
+
+:func:`rewrite_method` turns a rewrite into running code: it rewrites the
+source of a live ``ComputeManager`` class (nova's, or shelvefix's own) and
+returns a subclass whose method runs the rewritten statements, compiled in
+the class's own module. The pre-fix variants of the race lab and of the
+nova tests are derived this way from the code they demonstrate, so they
+can never drift from it.
+
+Nothing here imports nova, so the rewrites also serve on copies of a file.
+"""
+
+import ast
+import inspect
+import sys
+import textwrap
+
+from shelvefix.novacheck import check
+from shelvefix.novacheck import sites
+
+
+class RewriteError(ValueError):
+    """The text is not in a shape the rewrite applies to."""
+
+
+def _fixed_sites(text, class_name):
+    analysis = sites.analyse(ast.parse(text), class_name=class_name)
+    result = check.judge(analysis, '<rewrite>')
+    if result.status != check.FIXED:
+        raise RewriteError('expected the fixed order, the check says %s: %s'
+                           % (result.status, result.reason))
+    return analysis.method, result.free, result.save
+
+
+def _top_level(method, node):
+    """The statement of the method's body that holds ``node``."""
+    for stmt in method.body:
+        if stmt.lineno <= node.lineno <= stmt.end_lineno:
+            return stmt
+    raise RewriteError('line %d is not in %s' % (node.lineno, method.name))
+
+
+def legacy_order(text, class_name=sites.CLASS_NAME):
+    """Move the free after the save that makes SHELVED_OFFLOADED visible.
+
+    :param text: a compute manager in the fixed order
+    :param class_name: the compute manager class in ``text``
+    :returns: the same text with the top-level statement holding the free
+        moved to just after the one holding that save
+    :raises RewriteError: the text is not in the fixed order, or the free
+        and the save are in one statement
+    """
+    method, free, save = _fixed_sites(text, class_name)
+    free_stmt = _top_level(method, free.node)
+    save_stmt = _top_level(method, save.node)
+    if free_stmt is save_stmt:
+        raise RewriteError('the free and the save are both in the statement '
+                           'at line %d' % free_stmt.lineno)
+    lines = text.splitlines(True)
+    start, end = free_stmt.lineno - 1, free_stmt.end_lineno
+    after = save_stmt.end_lineno
+    return ''.join(lines[:start] + lines[end:after] + lines[start:end] +
+                   lines[after:])
+
+
+def _replace_free(text, make_lines):
+    method, free, _save = _fixed_sites(text, sites.CLASS_NAME)
+    stmt = _top_level(method, free.node)
+    if stmt is not free.stmt or free.via is not None:
+        raise RewriteError('the free at line %d is not a statement of its '
+                           'own' % free.node.lineno)
+    lines = text.splitlines(True)
+    indent = lines[stmt.lineno - 1][:stmt.col_offset]
+    arguments = ', '.join(ast.unparse(arg) for arg in
+                          free.node.args + free.node.keywords)
+    new = ['%s%s\n' % (indent, line) for line in make_lines(arguments)]
+    return ''.join(lines[:stmt.lineno - 1] + new + lines[stmt.end_lineno:])
+
+
+def local_tracker_shape(text):
+    """Free through a resource tracker fetched into a local, as in Rocky.
+
+    :raises RewriteError: the free is not a plain statement of the method
+    """
+    return _replace_free(text, lambda arguments: [
+        'rt = self._get_resource_tracker()',
+        'rt.delete_allocation_for_shelve_offloaded_instance(%s)'
+        % arguments])
+
+
+def report_client_shape(text):
+    """Free with the report client directly.
+
+    :raises RewriteError: the free is not a plain statement of the method
+    """
+    return _replace_free(text, lambda arguments: [
+        'self.reportclient.delete_allocation_for_instance('
+        'context, instance.uuid)'])
+
+
+def class_source(cls):
+    """The source of a class, as a module holding only that class.
+
+    :returns: ``(text, first_line)``: line ``n`` of ``text`` is line
+        ``n + first_line - 1`` of the class's file
+    """
+    lines, first_line = inspect.getsourcelines(cls)
+    return textwrap.dedent(''.join(lines)), first_line
+
+
+def rewrite_method(cls, rewrite, name, method_name=sites.METHOD_NAME):
+    """A subclass of ``cls`` whose ``method_name`` runs rewritten code.
+
+    The rewrite sees the whole class (so a statement reached through a
+    helper method is found as the check finds it); only the rewritten
+    method is compiled, with the line numbers of the class's file, in the
+    namespace of the class's module, so it uses the very objects (and
+    stubs) the original uses.
+
+    :param cls: the class, e.g. ``ComputeManager``
+    :param rewrite: ``rewrite(text, class_name=...) -> text``, e.g.
+        :func:`legacy_order`
+    :param name: the new class's name
+    :param method_name: the method to replace
+    :returns: the subclass; its ``rewritten_source`` holds the rewritten
+        class text
+    :raises RewriteError: the rewrite does not apply to the class
+    """
+    text, first_line = class_source(cls)
+    rewritten = rewrite(text, class_name=cls.__name__)
+    tree = ast.parse(rewritten)
+    found = [node for node in ast.walk(tree)
+             if isinstance(node, ast.FunctionDef) and
+             node.name == method_name]
+    if len(found) != 1:
+        raise RewriteError('%s has %d methods named %s'
+                           % (cls.__name__, len(found), method_name))
+    module = ast.Module(body=found, type_ignores=[])
+    ast.increment_lineno(module, first_line - 1)
+    namespace = {}
+    exec(compile(module, inspect.getsourcefile(cls), 'exec'),
+         vars(sys.modules[cls.__module__]), namespace)
+    return type(name, (cls,), {
+        method_name: namespace[method_name],
+        'rewritten_source': rewritten,
+        '__doc__': '%s with %s rewritten by %s.' % (
+            cls.__name__, method_name, rewrite.__name__),
+        '__module__': cls.__module__,
+    })

@@ -1,0 +1,128 @@
+"""Placement's routes, and the dispatch of a request to its handler.
+
+:data:`ROUTES` is the one table of every route placement serves, methods in
+placement's order (the ``Allow`` header lists them so); :class:`Router`
+matches a request against it and calls the handler. Routes the double does
+not model answer 501.
+"""
+
+import re
+
+from shelvefix.placement import errors
+from shelvefix.placement.handlers import allocation
+from shelvefix.placement.handlers import common
+from shelvefix.placement.handlers import inventory
+from shelvefix.placement.handlers import resource_provider
+from shelvefix.placement.handlers import root
+from shelvefix.placement.handlers import usage
+
+
+def _not_implemented(since):
+    """A handler for a route the double does not model.
+
+    Below the microversion the route appeared in it answers 404 like
+    placement; from there on 501, saying the double lacks it.
+    """
+    def handler(req, state):
+        common.require_version(req, since)
+        raise errors.NotImplementedInDouble(
+            '%s %s is not implemented by the placement double.'
+            % (req.method, req.path))
+    return handler
+
+
+ROUTES = (
+    ('/', {'GET': root.home}),
+    ('', {'GET': root.home}),
+    ('/resource_classes', {'GET': _not_implemented((1, 2)),
+                           'POST': _not_implemented((1, 2))}),
+    ('/resource_classes/{name}', {'GET': _not_implemented((1, 2)),
+                                  'PUT': _not_implemented((1, 2)),
+                                  'DELETE': _not_implemented((1, 2))}),
+    ('/resource_providers', {'GET': resource_provider.index,
+                             'POST': resource_provider.create}),
+    ('/resource_providers/{uuid}', {'GET': resource_provider.show,
+                                    'DELETE': resource_provider.delete,
+                                    'PUT': resource_provider.update}),
+    ('/resource_providers/{uuid}/inventories', {
+        'GET': inventory.index, 'POST': inventory.create,
+        'PUT': inventory.replace, 'DELETE': inventory.delete_all}),
+    ('/resource_providers/{uuid}/inventories/{resource_class}', {
+        'GET': inventory.show, 'PUT': inventory.update,
+        'DELETE': inventory.delete}),
+    ('/resource_providers/{uuid}/usages', {'GET': usage.for_provider}),
+    ('/resource_providers/{uuid}/aggregates', {
+        'GET': _not_implemented((1, 1)), 'PUT': _not_implemented((1, 1))}),
+    ('/resource_providers/{uuid}/allocations', {
+        'GET': allocation.for_provider}),
+    ('/allocations', {'POST': allocation.post}),
+    ('/allocations/{consumer}', {'GET': allocation.for_consumer,
+                                 'PUT': allocation.put_for_consumer,
+                                 'DELETE': allocation.delete_for_consumer}),
+    ('/allocation_candidates', {'GET': _not_implemented((1, 10))}),
+    ('/traits', {'GET': _not_implemented((1, 6))}),
+    ('/traits/{name}', {'GET': _not_implemented((1, 6)),
+                        'PUT': _not_implemented((1, 6)),
+                        'DELETE': _not_implemented((1, 6))}),
+    ('/resource_providers/{uuid}/traits', {
+        'GET': _not_implemented((1, 6)), 'PUT': _not_implemented((1, 6)),
+        'DELETE': _not_implemented((1, 6))}),
+    ('/usages', {'GET': usage.totals}),
+    ('/reshaper', {'POST': _not_implemented((1, 30))}),
+)
+
+
+def _compile(template):
+    pattern = re.sub(r'\\{(\w+)\\}', r'(?P<\1>[^/]+)', re.escape(template))
+    return re.compile('^%s$' % pattern)
+
+
+def escaped(error):
+    """Mark an HTTP error as raised outside the handler layer.
+
+    Placement answers those (an unknown route, a bad ``Content-Length``)
+    without the ``Vary`` header its handlers add.
+    """
+    error.escaped = True
+    return error
+
+
+class Router(object):
+    """Find and call the handler of a request.
+
+    :param routes: ``(template, {method: handler})`` pairs (default
+        :data:`ROUTES`); ``{name}`` in a template matches one path segment.
+    """
+
+    def __init__(self, routes=ROUTES):
+        self._routes = [(_compile(template), methods)
+                        for template, methods in routes]
+
+    def __call__(self, req, state):
+        """Dispatch ``req``; returns the handler's response.
+
+        :raises HTTPError: 404 for an unknown path, 405 with ``Allow`` for
+            a known path with another method, 400 for a body without a
+            content type, or what the handler raises.
+        """
+        length = req.environ.get('CONTENT_LENGTH')
+        try:
+            if (length and int(length) > 0 and
+                    not req.environ.get('CONTENT_TYPE')):
+                raise escaped(errors.BadRequest(
+                    'content-type header required when content-length > 0'))
+        except ValueError:
+            raise escaped(errors.BadRequest(
+                'content-length header must be an integer'))
+        for pattern, methods in self._routes:
+            match = pattern.match(req.path)
+            if match is None:
+                continue
+            handler = methods.get(req.method)
+            if handler is None:
+                raise errors.MethodNotAllowed(
+                    'The method specified is not allowed for this resource.',
+                    headers=[('allow', ', '.join(methods))])
+            req.params = match.groupdict()
+            return handler(req, state)
+        raise escaped(errors.NotFound())

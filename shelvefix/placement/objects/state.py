@@ -1,0 +1,293 @@
+"""The placement double's data: providers, inventories, consumers, usage.
+
+:class:`PlacementState` is the domain model behind
+:class:`~shelvefix.placement.deploy.PlacementApp`. It knows nothing about
+HTTP or microversions: it takes plain values, enforces placement's rules
+(generations, capacity, provider trees) and raises
+:mod:`~shelvefix.placement.exception` errors. One re-entrant lock guards
+everything, and every write validates first and changes state last, so a
+write is all-or-nothing exactly like placement's database transactions.
+
+This module holds the core (storage, lock, introspection) and the
+resource providers; inventories and allocations live in the mixins of
+:mod:`~shelvefix.placement.objects.inventory` and
+:mod:`~shelvefix.placement.objects.allocation`. Tests may read the state
+directly (see the introspection members) but should change it through
+HTTP, as real clients do.
+"""
+
+import collections
+import itertools
+import re
+import threading
+import uuid as uuidlib
+
+from shelvefix.placement import exception
+from shelvefix.placement.objects import allocation
+from shelvefix.placement.objects import inventory
+from shelvefix.placement.objects import models
+
+_CUSTOM_CLASS_RE = re.compile(r'^CUSTOM_[A-Z0-9_]+$')
+
+
+class PlacementState(inventory.InventoriesMixin,
+                     allocation.AllocationsMixin):
+    """In-memory placement data, safe to share between threads.
+
+    Introspection (snapshots, safe to keep):
+
+    * :attr:`providers` - ``{uuid: Provider}``
+    * :attr:`consumers` - ``{uuid: Consumer}``
+    * :meth:`allocations_for` - ``{provider: {resource_class: amount}}``
+    * :meth:`usages` - ``{resource_class: used}`` of one provider
+    """
+
+    def __init__(self):
+        self._lock = threading.RLock()
+        # Insertion order is placement's id order: listings follow it.
+        self._providers = collections.OrderedDict()
+        self._custom_classes = []
+        self._consumers = {}
+        self._allocations = {}
+        self._seq = itertools.count(1)
+
+    # -- introspection ----------------------------------------------------
+
+    @property
+    def providers(self):
+        """``{uuid: Provider}`` snapshot of every resource provider."""
+        with self._lock:
+            return collections.OrderedDict(
+                (rp.uuid, self._provider_view(rp))
+                for rp in self._providers.values())
+
+    @property
+    def consumers(self):
+        """``{uuid: Consumer}`` snapshot of every consumer record."""
+        with self._lock:
+            return {c.uuid: c.snapshot() for c in self._consumers.values()}
+
+    @property
+    def resource_classes(self):
+        """The resource classes known: standard ones, then custom ones."""
+        with self._lock:
+            return (list(models.STANDARD_RESOURCE_CLASSES) +
+                    list(self._custom_classes))
+
+    def add_resource_class(self, name):
+        """Make a custom resource class known (idempotent).
+
+        :param name: ``CUSTOM_`` followed by ``[A-Z0-9_]``.
+        :raises ValueError: for a name that is not a custom class name.
+        """
+        if not _CUSTOM_CLASS_RE.match(name or ''):
+            raise ValueError('%r is not a CUSTOM_ resource class name'
+                             % (name,))
+        with self._lock:
+            if name not in self._custom_classes:
+                self._custom_classes.append(name)
+
+    # -- helpers (caller holds the lock) ---------------------------------
+
+    def class_id(self, name):
+        """Placement's numeric id of a resource class, for ordering.
+
+        :param name: the resource class.
+        :raises ResourceClassNotFound: unknown class.
+        """
+        if name in models.STANDARD_RESOURCE_CLASSES:
+            return models.STANDARD_RESOURCE_CLASSES.index(name)
+        with self._lock:
+            if name in self._custom_classes:
+                return (models.FIRST_CUSTOM_RESOURCE_CLASS_ID +
+                        self._custom_classes.index(name))
+        raise exception.ResourceClassNotFound(name=name)
+
+    def _class_order(self, name):
+        try:
+            return self.class_id(name)
+        except exception.ResourceClassNotFound:
+            return float('inf')
+
+    def _provider(self, uuid):
+        try:
+            return self._providers[uuid]
+        except KeyError:
+            raise exception.ResourceProviderNotFound(uuid=uuid)
+
+    def _root_of(self, record):
+        while record.parent_uuid is not None:
+            record = self._providers[record.parent_uuid]
+        return record.uuid
+
+    def _subtree(self, uuid):
+        found = [uuid]
+        for rp in self._providers.values():
+            if rp.parent_uuid == uuid:
+                found.extend(self._subtree(rp.uuid))
+        return found
+
+    def _provider_view(self, record):
+        inventories = collections.OrderedDict(
+            (rc, inv.inventory) for rc, inv in record.inventories.items())
+        return models.Provider(record.uuid, record.name, record.generation,
+                               record.parent_uuid, self._root_of(record),
+                               inventories)
+
+    # -- resource providers -------------------------------------------------
+
+    def create_provider(self, name, uuid=None, parent_provider_uuid=None):
+        """Create a resource provider (generation 0, no inventory).
+
+        :param name: unique name, not empty.
+        :param uuid: its uuid (generated when None).
+        :param parent_provider_uuid: parent in a provider tree.
+        :returns: the new :class:`~.models.Provider`.
+        :raises ProviderActionError: empty name, bad parent.
+        :raises ProviderNameExists: the name is taken.
+        :raises ProviderUuidExists: the uuid is taken.
+        """
+        uuid = uuid or str(uuidlib.uuid4())
+        with self._lock:
+            if not name:
+                raise exception.ProviderActionError(
+                    action='create', reason='name is required')
+            if parent_provider_uuid is not None:
+                if parent_provider_uuid == uuid:
+                    raise exception.ProviderActionError(
+                        action='create',
+                        reason='parent provider UUID cannot be same as '
+                               'UUID. Please set parent provider UUID to '
+                               'None if there is no parent.')
+                if parent_provider_uuid not in self._providers:
+                    raise exception.ProviderActionError(
+                        action='create',
+                        reason='parent provider UUID does not exist.')
+            if any(rp.name == name for rp in self._providers.values()):
+                raise exception.ProviderNameExists(name=name)
+            if uuid in self._providers:
+                raise exception.ProviderUuidExists(uuid=uuid)
+            record = models.ProviderRecord(uuid, name, parent_provider_uuid)
+            self._providers[uuid] = record
+            return self._provider_view(record)
+
+    def get_provider(self, uuid):
+        """One provider.
+
+        :param uuid: the provider uuid (exact match).
+        :raises ResourceProviderNotFound: no such provider.
+        """
+        with self._lock:
+            return self._provider_view(self._provider(uuid))
+
+    def provider_last_modified(self, uuid):
+        """When the provider row last changed (for Last-Modified).
+
+        :param uuid: the provider uuid.
+        :raises ResourceProviderNotFound: no such provider.
+        """
+        with self._lock:
+            return self._provider(uuid).last_modified
+
+    def list_providers(self, name=None, uuid=None, in_tree=None,
+                       resources=None):
+        """Providers matching every filter given, in creation order.
+
+        :param name: exact name.
+        :param uuid: exact uuid.
+        :param in_tree: any provider of the wanted tree (unknown: none).
+        :param resources: ``{resource_class: amount}`` the provider must
+            still have room for, respecting its unit constraints.
+        :returns: a list of :class:`~.models.Provider`.
+        :raises ResourceClassNotFound: an unknown class in ``resources``.
+        """
+        with self._lock:
+            found = list(self._providers.values())
+            if name:
+                found = [rp for rp in found if rp.name == name]
+            if uuid:
+                found = [rp for rp in found if rp.uuid == uuid]
+            if in_tree:
+                if in_tree not in self._providers:
+                    return []
+                root = self._root_of(self._providers[in_tree])
+                found = [rp for rp in found if self._root_of(rp) == root]
+            for rc, amount in (resources or {}).items():
+                self.class_id(rc)
+                found = [rp for rp in found if self._has_room(rp, rc, amount)]
+            return [self._provider_view(rp) for rp in found]
+
+    def _has_room(self, record, rc, amount):
+        stored = record.inventories.get(rc)
+        if stored is None:
+            return False
+        inv = stored.inventory
+        room = (inv.total - inv.reserved) * inv.allocation_ratio
+        return (self._used(record.uuid, rc) + amount <= room and
+                inv.min_unit <= amount <= inv.max_unit and
+                amount % inv.step_size == 0)
+
+    def update_provider(self, uuid, name, parent_provider_uuid,
+                        allow_reparenting=False):
+        """Rename a provider and (re)set its parent.
+
+        Without ``allow_reparenting`` (placement before microversion 1.37)
+        a parent can only be set on a provider that has none. The
+        generation does not move.
+
+        :param uuid: the provider.
+        :param name: its (new) name.
+        :param parent_provider_uuid: its (new) parent, or None.
+        :param allow_reparenting: allow changing or removing a parent.
+        :returns: the updated :class:`~.models.Provider`.
+        :raises ResourceProviderNotFound: no such provider.
+        :raises ProviderActionError: refused parent change.
+        :raises ProviderNameExists: the name is taken.
+        """
+        with self._lock:
+            record = self._provider(uuid)
+            parent = parent_provider_uuid
+            if parent is not None:
+                if parent not in self._providers:
+                    raise exception.ProviderActionError(
+                        action='create',
+                        reason='parent provider UUID does not exist.')
+                if (record.parent_uuid not in (None, parent) and
+                        not allow_reparenting):
+                    raise exception.ProviderActionError(
+                        action='update',
+                        reason='re-parenting a provider is not currently '
+                               'allowed.')
+                if parent in self._subtree(uuid):
+                    raise exception.ProviderActionError(
+                        action='update',
+                        reason='creating loop in the provider tree is not '
+                               'allowed.')
+            elif record.parent_uuid is not None and not allow_reparenting:
+                raise exception.ProviderActionError(
+                    action='update',
+                    reason='un-parenting a provider is not currently '
+                           'allowed.')
+            if any(rp.name == name and rp.uuid != uuid
+                   for rp in self._providers.values()):
+                raise exception.ProviderNameExists(name=name)
+            record.name = name
+            record.parent_uuid = parent
+            record.touch()
+            return self._provider_view(record)
+
+    def delete_provider(self, uuid):
+        """Delete a provider and its inventory.
+
+        :param uuid: the provider.
+        :raises ResourceProviderNotFound: no such provider.
+        :raises CannotDeleteParentResourceProvider: it has children.
+        :raises ResourceProviderInUse: it has allocations.
+        """
+        with self._lock:
+            self._provider(uuid)
+            if any(rp.parent_uuid == uuid for rp in self._providers.values()):
+                raise exception.CannotDeleteParentResourceProvider()
+            if any(row.provider == uuid for row in self._all_rows()):
+                raise exception.ResourceProviderInUse()
+            del self._providers[uuid]

@@ -1,0 +1,54 @@
+"""The API side of an unshelve: a client that unshelves once it may.
+
+A user (tempest, a script) polls the server's status and asks to unshelve
+as soon as it reads ``SHELVED_OFFLOADED``; nova's API then sets
+``task_state = UNSHELVING``, saved only if no other task owns the instance,
+and the conductor asks the scheduler to claim a destination. That sequence
+is what races compute's shelve-offload, and :func:`unshelve` is its one
+copy: the race program, the stress run, the fault matrix and the tests on
+nova's own code all run it.
+
+Only ``vm_states`` and ``task_states`` are imported, so that code which
+cannot load shelvefix's configuration (the tests on nova's code) can use
+it too.
+"""
+
+from shelvefix.compute import task_states
+from shelvefix.compute import vm_states
+
+
+def offloaded(row):
+    """True once a saved row shows the server shelve-offloaded."""
+    return row['vm_state'] == vm_states.SHELVED_OFFLOADED
+
+
+def unshelve(store, uuid, load, claim, timeout=60.0, poll_interval=0.001):
+    """Wait for ``SHELVED_OFFLOADED``, then unshelve through ``claim``.
+
+    If the claim fails, the task state is cleared again (as nova's
+    conductor does), so the server can be unshelved once more.
+
+    :param store: the :class:`~shelvefix.objects.instance.InstanceStore`
+        the API reads
+    :param uuid: the server
+    :param load: ``load(row)`` returns the instance object the API saves
+        (a shelvefix ``Instance``, or nova's)
+    :param claim: ``claim(instance)`` runs the scheduler's claim and
+        returns its result
+    :param timeout: seconds to wait for the offloaded state
+    :param poll_interval: seconds between status polls
+    :returns: what ``claim`` returned
+    :raises UnexpectedTaskStateError: another task owns the instance
+    :raises: whatever ``claim`` raised
+    """
+    row = store.wait_for(uuid, offloaded, timeout=timeout,
+                         poll_interval=poll_interval)
+    instance = load(row)
+    instance.task_state = task_states.UNSHELVING
+    instance.save(expected_task_state=[None])
+    try:
+        return claim(instance)
+    except Exception:
+        instance.task_state = None
+        instance.save(expected_task_state=[task_states.UNSHELVING])
+        raise

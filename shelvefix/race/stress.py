@@ -1,0 +1,261 @@
+"""Stress: K servers × M shelve-offload / unshelve cycles, real threads.
+
+Each server has its own thread acting as the API client: it shelves the
+server, starts the compute host's shelve-offload in a second thread, polls
+the saved state every ``poll_interval`` seconds like a client polling the
+server's status, and unshelves as soon as it reads ``SHELVED_OFFLOADED``:
+task_state UNSHELVING, the scheduler's claim on the other host, then the
+spawn (ACTIVE on the new host). Servers run concurrently, so placement also
+sees provider generation races between them. Nothing is paused or ordered:
+this is the race as a gate run would meet it.
+
+Each cycle is classified from placement itself (scheduler 409, compute 409,
+claim wiped, allocations leaked); at the end every provider's usage is
+compared with what the servers' final states say it should be.
+"""
+
+import collections
+import random
+import threading
+import time
+
+from oslo_utils import uuidutils
+
+from shelvefix.compute import resource_tracker
+from shelvefix.compute import task_states
+from shelvefix.compute import vm_states
+from shelvefix import context
+from shelvefix.objects import instance as instance_obj
+from shelvefix import race
+from shelvefix.race import client
+from shelvefix.race import outcomes
+from shelvefix.race import scenario
+from shelvefix.race import variants
+from shelvefix.scheduler import request_spec
+from shelvefix.scheduler import utils as scheduler_utils
+
+FLAVOR = scenario.FLAVOR
+PROJECT = scenario.PROJECT
+USER = scenario.USER
+COMPUTE_REQUEST_PREFIX = 'req-compute-'
+
+StressResult = collections.namedtuple(
+    'StressResult', ['ordering', 'free', 'servers', 'cycles', 'elapsed',
+                     'counts', 'usage_expected', 'usage_actual'])
+
+
+class _ComputeLatencyTransport(object):
+    """Delays compute's requests by ``latency`` seconds before sending them.
+
+    The optional, documented knob that widens the race window, as a compute
+    host far from placement would: in the legacy order the free reaches
+    placement later after the offloaded state is visible. Slowing every
+    request alike would not widen it, since the scheduler's read would be
+    slowed as much. The code under test is not touched, and both orderings
+    get the same delay.
+    """
+
+    def __init__(self, inner, latency):
+        self.inner = inner
+        self.latency = latency
+
+    def send(self, request, **kwargs):
+        request_id = request.headers.get('X-OpenStack-Request-ID') or ''
+        if request_id.startswith(COMPUTE_REQUEST_PREFIX):
+            time.sleep(self.latency)
+        return self.inner.send(request, **kwargs)
+
+    def close(self):
+        pass
+
+
+class _Server(object):
+    """One server cycling between two hosts."""
+
+    def __init__(self, harness, index):
+        self.harness = harness
+        self.uuid = uuidutils.generate_uuid()
+        self.host = harness.hosts[index % 2]
+        self.inst = instance_obj.Instance.create(
+            harness.store, self.uuid, vm_state=vm_states.ACTIVE,
+            host=self.host, node=self.host, project_id=PROJECT,
+            user_id=USER, flavor=FLAVOR)
+        harness.client.claim_resources(
+            harness.scheduler_ctx, self.uuid, harness.alloc_request(
+                self.host), PROJECT, USER, scenario.CLAIM_VERSION)
+        harness.managers[self.host].rt.instance_claim(
+            harness.compute_ctx, self.inst, self.host)
+
+    def cycle(self, poll_interval, rng):
+        """One shelve-offload / unshelve cycle; returns outcome labels."""
+        h = self.harness
+        row = h.store.peek(self.uuid)
+        compute_error = [None]
+        compute_thread = None
+        if row['vm_state'] == vm_states.ACTIVE:
+            src = row['host']
+            # The API's shelve-offload request (shelved_offload_time = 0).
+            inst = instance_obj.Instance.get_by_uuid(h.store, self.uuid)
+            inst.vm_state = vm_states.SHELVED
+            inst.task_state = task_states.SHELVING_OFFLOADING
+            inst.save(expected_task_state=[None])
+
+            def offload():
+                try:
+                    h.managers[src].shelve_offload_instance(
+                        h.compute_ctx, inst, clean_shutdown=True)
+                except Exception as e:
+                    compute_error[0] = e
+            compute_thread = threading.Thread(target=offload)
+            time.sleep(rng.uniform(0, poll_interval))
+            compute_thread.start()
+        else:
+            src = None
+        dst = h.hosts[1] if src == h.hosts[0] else h.hosts[0]
+        claim_error = None
+        claimed = False
+
+        def claim(api):
+            return scheduler_utils.claim_resources(
+                h.scheduler_ctx, h.client,
+                request_spec.RequestSpec.from_instance(api), self.uuid,
+                h.alloc_request(dst),
+                allocation_request_version=scenario.CLAIM_VERSION)
+        try:
+            claimed = client.unshelve(
+                h.store, self.uuid,
+                lambda row: instance_obj.Instance.get_by_uuid(h.store,
+                                                              self.uuid),
+                claim, timeout=30.0, poll_interval=poll_interval)
+        except Exception as e:
+            claim_error = e
+        if compute_thread is not None:
+            compute_thread.join()
+        if claimed:
+            # The spawn on the destination host.
+            spawned = instance_obj.Instance.get_by_uuid(h.store, self.uuid)
+            spawned.vm_state = vm_states.ACTIVE
+            spawned.task_state = None
+            spawned.host = spawned.node = dst
+            spawned.save()
+            h.managers[dst].rt.instance_claim(h.compute_ctx, spawned, dst)
+        return self._classify(compute_error[0], claim_error, claimed, dst)
+
+    def _classify(self, compute_error, claim_error, claimed, dst):
+        h = self.harness
+        current = h.client.get_allocs_for_consumer(h.compute_ctx, self.uuid)
+        held = {rp: a['resources']
+                for rp, a in current['allocations'].items()}
+        # After a cycle the server is either spawned on dst (claimed) or
+        # offloaded, so an unclaimed server must hold nothing.
+        labels = outcomes.outcome_labels(
+            compute_error, claim_error, claimed, held, h.providers[dst],
+            must_hold_nothing=True)
+        return outcomes.as_outcome(labels)
+
+
+class Harness(object):
+    """Two compute hosts, K servers, one placement."""
+
+    def __init__(self, placement, ordering, free, servers):
+        self.placement = placement
+        self.client = placement.client
+        self.store = instance_obj.InstanceStore()
+        self.compute_ctx = context.RequestContext(
+            request_id=COMPUTE_REQUEST_PREFIX + uuidutils.generate_uuid())
+        self.scheduler_ctx = context.RequestContext(
+            user_id=USER, project_id=PROJECT,
+            request_id='req-scheduler-%s' % uuidutils.generate_uuid())
+        suffix = uuidutils.generate_uuid()[:8]
+        self.hosts = ['stress-a-' + suffix, 'stress-b-' + suffix]
+        capacity = {rc: amount * servers * 2
+                    for rc, amount in FLAVOR.resources.items()}
+        self.providers = {host: placement.create_provider(
+            host, inventory=capacity) for host in self.hosts}
+        self.managers = {
+            host: variants.compute_manager(ordering)(
+                host=host, reportclient=self.client,
+                rt=resource_tracker.ResourceTracker(
+                    host, reportclient=self.client,
+                    force_delete_allocations=free == race.DELETE))
+            for host in self.hosts}
+        self.servers = [_Server(self, i) for i in range(servers)]
+
+    def alloc_request(self, host):
+        return scenario.alloc_request(self.providers[host])
+
+    def expected_usage(self):
+        usage = {host: collections.Counter() for host in self.hosts}
+        for server in self.servers:
+            row = self.store.peek(server.uuid)
+            if row['vm_state'] == vm_states.ACTIVE:
+                usage[row['host']].update(FLAVOR.resources)
+        return {host: dict(c) for host, c in usage.items()}
+
+    def actual_usage(self):
+        return {host: {rc: used for rc, used in
+                       self.client.get_provider_usages(
+                           self.compute_ctx, rp).items() if used}
+                for host, rp in self.providers.items()}
+
+    def clean_up(self):
+        for server in self.servers:
+            self.client.delete_allocation_for_instance(
+                self.compute_ctx, server.uuid, force=True)
+        for rp in self.providers.values():
+            self.client.delete_resource_provider(self.compute_ctx, rp)
+
+
+def run(placement, ordering, free, servers, cycles, poll_interval=0.005,
+        latency=0.0, seed=0, progress=None):
+    """Run K × M cycles of one ordering; returns a :class:`StressResult`.
+
+    :param placement: a set-up placement fixture (any backend)
+    :param poll_interval: seconds between the API client's status polls
+    :param latency: extra seconds before each of compute's placement
+        requests (the optional knob; 0 by default)
+    """
+    session = placement.session.session
+    if latency:
+        session.mount(placement.endpoint,
+                      _ComputeLatencyTransport(placement.transport, latency))
+    harness = Harness(placement, ordering, free, servers)
+    counts = collections.Counter()
+    lock = threading.Lock()
+    done = [0]
+
+    def worker(server, rng):
+        for _ in range(cycles):
+            labels = server.cycle(poll_interval, rng)
+            with lock:
+                counts.update(labels)
+                done[0] += 1
+                if progress:
+                    progress(done[0])
+
+    threads = [threading.Thread(target=worker,
+                                args=(s, random.Random(seed * 1000 + i)))
+               for i, s in enumerate(harness.servers)]
+    start = time.monotonic()
+    try:
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        elapsed = time.monotonic() - start
+        expected = harness.expected_usage()
+        actual = harness.actual_usage()
+    finally:
+        if latency:
+            session.mount(placement.endpoint, placement.transport)
+        harness.clean_up()
+    return StressResult(ordering, free, servers, servers * cycles, elapsed,
+                        dict(counts), expected, actual)
+
+
+def bad(result):
+    """The bad outcome labels of a result, usage mismatch included."""
+    labels = set(result.counts) - {outcomes.OK}
+    if result.usage_expected != result.usage_actual:
+        labels.add('usage mismatch')
+    return labels

@@ -1,0 +1,131 @@
+"""The fault matrix: every fault at every request, nothing lost.
+
+The checks must be able to fail: with the legacy order, or without the
+report client's lost-reply verification, cases are reported lost.
+"""
+
+import io
+import json
+from unittest import mock
+
+import testscenarios
+
+from shelvefix import backends
+from shelvefix.backends import real
+from shelvefix.cmd import main
+from shelvefix.compute import manager
+from shelvefix import exception
+from shelvefix import race
+from shelvefix.race import fault_matrix
+from shelvefix.race import scenario
+from shelvefix.race import variants
+from shelvefix.scheduler.client import report
+from shelvefix.tests import base
+
+load_tests = testscenarios.load_tests_apply_scenarios
+
+
+class FaultMatrixTestCase(testscenarios.WithScenarios, base.TestCase):
+
+    scenarios = [('double', {'backend': 'double'}),
+                 ('real', {'backend': 'real'})]
+
+    def setUp(self):
+        super(FaultMatrixTestCase, self).setUp()
+        if self.backend == 'real' and not real.available():
+            self.skipTest(real.INSTALL_HINT)
+        self.placement = self.useFixture(backends.make_backend(self.backend))
+
+    def test_nothing_lost(self):
+        cases = fault_matrix.run_matrix(self.placement)
+        self.assertEqual(
+            [], [(c.free, c.point, c.kind.name, c.violations)
+                 for c in cases if c.violations])
+        summary = fault_matrix.summary(cases)
+        self.assertEqual(len(fault_matrix.KINDS) * (3 + 4),
+                         summary['faults_tried'])
+        self.assertEqual(0, summary['lost'])
+        # Most faults surface as failures; lost replies of committed
+        # writes are recognised and absorbed.
+        absorbed = {(c.point.phase, c.point.method, c.kind.name)
+                    for c in cases if not c.failed}
+        self.assertIn(('claim', 'PUT', 'timeout after commit'), absorbed)
+        self.assertIn(('offload', 'DELETE', '500 after commit'), absorbed)
+        for case in cases:
+            if case.failed:
+                self.assertIsInstance(case.error,
+                                      exception.ShelvefixException)
+
+
+class FaultChecksCanFailTestCase(base.TestCase):
+
+    def setUp(self):
+        super(FaultChecksCanFailTestCase, self).setUp()
+        self.placement = self.useFixture(backends.make_backend('double'))
+
+    def test_legacy_order_is_caught(self):
+        with mock.patch.object(scenario.ShelveScenario, '__init__',
+                               autospec=True,
+                               side_effect=self._legacy_init):
+            cases = fault_matrix.run_matrix(self.placement, frees=('delete',))
+        lost = [c for c in cases if c.violations]
+        self.assertTrue(lost)
+        self.assertTrue(any('SHELVED_OFFLOADED while holding' in v
+                            for c in lost for v in c.violations))
+
+    _real_init = scenario.ShelveScenario.__init__
+
+    def _legacy_init(self_, scn, **kwargs):
+        kwargs['manager_cls'] = variants.legacy_compute_manager()
+        FaultChecksCanFailTestCase._real_init(scn, **kwargs)
+
+    def test_lost_reply_without_verification_is_caught(self):
+        with mock.patch.object(report.SchedulerReportClient, '_landed',
+                               return_value=False):
+            case = fault_matrix.run_case(
+                self.placement, race.DELETE,
+                fault_matrix.Point('claim', 'PUT', 1),
+                fault_matrix.KINDS[2])
+        self.assertEqual('timeout after commit', case.kind.name)
+        self.assertIn('failed claim left allocations', case.violations[0])
+
+    def test_unclear_failure_is_caught(self):
+        def silent_free(self_, context, instance):
+            raise RuntimeError('boom')
+        with mock.patch.object(manager.ComputeManager, '_free_allocations',
+                               silent_free):
+            case = fault_matrix.run_case(
+                self.placement, race.DELETE,
+                fault_matrix.Point('offload', 'DELETE', 1),
+                fault_matrix.KINDS[0])
+        self.assertIn('not a shelvefix exception', ' '.join(case.violations))
+        self.assertIn('no ERROR log naming the consumer',
+                      ' '.join(case.violations))
+
+
+class FaultsCommandTestCase(base.TestCase):
+
+    def test_text_and_json(self):
+        out = io.StringIO()
+        self.assertEqual(0, main.main(['faults', '--backend', 'double',
+                                       '--free', 'delete'], out=out))
+        text = out.getvalue()
+        self.assertIn('double             27', text)
+        self.assertIn('Lost: 0 (must be 0)', text)
+        out = io.StringIO()
+        self.assertEqual(0, main.main(['faults', '--backend', 'double',
+                                       '--json', '--free', 'get-put'],
+                                      out=out))
+        data = json.loads(out.getvalue())['double']
+        self.assertEqual(36, data['summary']['faults_tried'])
+        self.assertEqual(36, len(data['cases']))
+
+    def test_lost_exits_non_zero(self):
+        out = io.StringIO()
+        with mock.patch.object(report.SchedulerReportClient, '_landed',
+                               return_value=False):
+            rc = main.main(['faults', '--backend', 'double', '--free',
+                            'delete', '--verbose'], out=out)
+        self.assertEqual(1, rc)
+        self.assertIn('failed claim left allocations', out.getvalue())
+        self.assertNotIn('Lost: 0 ', out.getvalue())

@@ -1,0 +1,107 @@
+"""Stress runs: real threads, no ordering imposed."""
+
+import io
+import json
+from unittest import mock
+
+from shelvefix import backends
+from shelvefix.cmd import main
+from shelvefix import race
+from shelvefix.race import outcomes
+from shelvefix.race import stress
+from shelvefix.tests import base
+
+
+class StressTestCase(base.TestCase):
+
+    def setUp(self):
+        super(StressTestCase, self).setUp()
+        self.placement = self.useFixture(backends.make_backend('double'))
+
+    def test_corrected_order_is_clean_under_concurrency(self):
+        for free in race.FREE_METHODS:
+            result = stress.run(self.placement, race.CORRECTED, free,
+                                servers=4, cycles=5, poll_interval=0.001,
+                                latency=0.002)
+            self.assertEqual({outcomes.OK: 20}, result.counts)
+            self.assertEqual(set(), stress.bad(result))
+            self.assertEqual(result.usage_expected, result.usage_actual)
+            # Every server ends ACTIVE somewhere: 4 servers' worth in use.
+            self.assertEqual(4, sum(u.get('VCPU', 0) for u in
+                                    result.usage_actual.values()))
+        # Runs clean up after themselves.
+        self.assertEqual({}, self.placement.state.consumers)
+        self.assertEqual({}, self.placement.state.providers)
+
+    def test_legacy_order_races_when_compute_is_slow(self):
+        # Compute's requests take 50 ms while the client polls every 1 ms:
+        # in the legacy order the client reads SHELVED_OFFLOADED and the
+        # scheduler claims while compute's free is still on its way, every
+        # cycle.
+        result = stress.run(self.placement, race.LEGACY, race.DELETE,
+                            servers=2, cycles=5, poll_interval=0.001,
+                            latency=0.05)
+        self.assertEqual(10, sum(n for label, n in result.counts.items()
+                                 if label in (outcomes.OK,
+                                              outcomes.SCHEDULER_409,
+                                              outcomes.CLAIM_WIPED)))
+        self.assertTrue(stress.bad(result) & {outcomes.SCHEDULER_409,
+                                              outcomes.CLAIM_WIPED})
+
+    def test_usage_mismatch_is_reported(self):
+        result = stress.StressResult('corrected', 'delete', 1, 1, 1.0,
+                                     {outcomes.OK: 1}, {'a': {'VCPU': 1}},
+                                     {'a': {}})
+        self.assertEqual({'usage mismatch'}, stress.bad(result))
+
+
+class StressCommandTestCase(base.TestCase):
+
+    def run_main(self, *argv):
+        out, err = io.StringIO(), io.StringIO()
+        with mock.patch('sys.stderr', err):
+            rc = main.main(list(argv), out=out)
+        return rc, out.getvalue(), err.getvalue()
+
+    def test_json(self):
+        rc, out, _err = self.run_main('stress', '--backend', 'double',
+                                      '--servers', '2', '--cycles', '3',
+                                      '--json')
+        self.assertEqual(0, rc)
+        data = json.loads(out)
+        self.assertTrue(data['corrected_is_clean'])
+        self.assertEqual(['corrected', 'legacy'],
+                         [r['ordering'] for r in data['results']])
+        for r in data['results']:
+            self.assertEqual(6, r['cycles'])
+            self.assertGreater(r['cycles_per_second'], 0)
+
+    def test_text(self):
+        rc, out, _err = self.run_main('stress', '--backend', 'double',
+                                      '--servers', '2', '--cycles', '2',
+                                      '--ordering', 'corrected', '--free',
+                                      'get-put', '--compute-latency', '1')
+        self.assertEqual(0, rc)
+        self.assertIn('+1 ms per compute placement request', out)
+        self.assertIn('corrected  get-put', out)
+        self.assertIn('Corrected order: no bad outcome', out)
+
+    def test_corrected_failure_exits_non_zero(self):
+        bad = stress.StressResult('corrected', 'delete', 1, 1, 1.0,
+                                  {outcomes.SCHEDULER_409: 1}, {}, {})
+        with mock.patch.object(stress, 'run', return_value=bad):
+            rc, out, _err = self.run_main('stress', '--backend', 'double',
+                                          '--ordering', 'corrected')
+        self.assertEqual(1, rc)
+        self.assertIn('BAD OUTCOMES FOUND', out)
+
+    def test_bad_input(self):
+        for argv, message in (
+                (['--servers', '0'], '--servers must be at least 1'),
+                (['--poll-interval', '0'], '--poll-interval must be'),
+                (['--compute-latency', '-1'], 'cannot be negative'),
+                (['--backend', 'remote'], 'needs --config-file')):
+            rc, _out, err = self.run_main('stress', '--backend', 'double',
+                                          *argv)
+            self.assertEqual(2, rc)
+            self.assertIn(message, err)
