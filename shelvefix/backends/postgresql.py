@@ -1,7 +1,8 @@
 """A throwaway PostgreSQL on loopback for the placement server.
 
 :func:`ensure_postgresql` starts (installing it first if needed) the
-project's own cluster on 127.0.0.1 with ``tools/postgresql.sh`` and returns
+project's own cluster on 127.0.0.1 with ``postgresql.sh`` (beside this
+module, so it ships with the package) and returns
 the SQLAlchemy URL of a database whose role may create more;
 :class:`PostgreSQLDatabase` gives one server an empty database of its own
 in that cluster and drops it at cleanup.
@@ -15,10 +16,9 @@ import fixtures
 
 from shelvefix import backends
 
-#: The project's script for the PostgreSQL cluster; only in a checkout.
-POSTGRESQL_SCRIPT = os.path.join(
-    os.path.dirname(os.path.abspath(__file__)), os.pardir, os.pardir,
-    'tools', 'postgresql.sh')
+#: The cluster script; it ships with the package (see its header).
+POSTGRESQL_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                 'postgresql.sh')
 
 # The script may run apt-get, slow on a cold machine.
 POSTGRESQL_TIMEOUT = 900
@@ -28,7 +28,7 @@ def ensure_postgresql(script=None, timeout=POSTGRESQL_TIMEOUT):
     """Start the project's PostgreSQL cluster (installing it if needed).
 
     :param script: the cluster script (default: ``$SHELVEFIX_POSTGRESQL_
-        SCRIPT`` or the checkout's ``tools/postgresql.sh``)
+        SCRIPT`` or :data:`POSTGRESQL_SCRIPT`)
     :returns: the SQLAlchemy URL of its ``placement`` database
     :raises BackendUnavailable: no script, or it failed (not root, no
         apt-get, port taken...), with the script's own error output

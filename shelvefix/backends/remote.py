@@ -16,9 +16,14 @@ import urllib.parse
 
 from keystoneauth1 import exceptions as ks_exc
 
+from shelvefix import backends
 from shelvefix.backends import fixture
 from shelvefix.backends import transport
 from shelvefix import conf as shelvefix_conf
+from shelvefix import utils
+
+# Consumer generations, which the race is about, came with 1.28.
+MINIMUM_VERSION = '1.28'
 
 
 class RemotePlacementFixture(fixture.PlacementFixture):
@@ -68,3 +73,28 @@ class RemotePlacementFixture(fixture.PlacementFixture):
             script_name=urllib.parse.urlsplit(self.endpoint).path)
         self.session.session.mount(self.endpoint, self.transport)
         self.addCleanup(self.transport.close)
+        self._check_reachable()
+
+    def _check_reachable(self):
+        """Fail set-up with one clear reason if placement cannot serve us.
+
+        :raises BackendUnavailable: placement does not answer ``GET /``,
+            or does not serve the microversion consumer generations need
+        """
+        try:
+            resp = self.adapter.get('/', raise_exc=False)
+        except ks_exc.ClientException as e:
+            raise backends.BackendUnavailable(
+                'cannot reach placement at %s: %s' % (self.endpoint, e))
+        try:
+            newest = resp.json()['versions'][0]['max_version']
+        except (ValueError, KeyError, IndexError, TypeError):
+            raise backends.BackendUnavailable(
+                '%s is not a placement service: GET / answered %d %s'
+                % (self.endpoint, resp.status_code, resp.text[:200]))
+        if utils.version_tuple(newest) < utils.version_tuple(
+                MINIMUM_VERSION):
+            raise backends.BackendUnavailable(
+                'placement at %s serves microversions up to %s; shelvefix '
+                'needs %s (consumer generations)'
+                % (self.endpoint, newest, MINIMUM_VERSION))

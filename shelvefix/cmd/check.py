@@ -1,10 +1,11 @@
 """``shelvefix check``: does a nova tree have the fix for bug 1798688?
 
 Reads nova's ComputeManager._shelve_offload_instance statically (nova is
-never imported) from a nova source tree, a nova package directory or a
-manager.py, or with --installed from the nova package this Python would
-import, and reports whether the instance's allocations are freed before
-the save that makes SHELVED_OFFLOADED visible, citing file:line for both.
+never imported) from a nova source tree, a nova package directory, a
+manager.py or a release's wheel or sdist (as pip download fetches it), or
+with --installed from the nova package this Python would import, and
+reports whether the instance's allocations are freed before the save that
+makes SHELVED_OFFLOADED visible, citing file:line for both.
 Exit status: 0 fixed, 1 legacy order, 2 cannot tell (the reason is
 printed).
 """
@@ -23,8 +24,8 @@ def add_arguments(parser):
     parser.add_argument(
         'path', nargs='?', metavar='PATH',
         help='a nova source tree (holding nova/compute/manager.py), a nova '
-             'package directory (e.g. .../site-packages/nova) or the '
-             'manager.py file itself')
+             'package directory (e.g. .../site-packages/nova), the '
+             'manager.py file itself, or a nova wheel or sdist')
     parser.add_argument(
         '--installed', action='store_true',
         help='check the nova package installed for this Python instead of '

@@ -7,6 +7,8 @@ machine cannot run); :func:`shelvefix.cmd.main.main` prints it as one line
 and exits with status 2.
 """
 
+import os
+import re
 import time
 
 from shelvefix import backends
@@ -44,6 +46,65 @@ def add_json_argument(parser):
     """``--json``: print the results as one JSON document."""
     parser.add_argument('--json', action='store_true',
                         help='print the results as JSON')
+
+
+def problem(exc):
+    """What to tell the user about an exception, if it is not a bug.
+
+    A placement that cannot be reached or refuses the set-up requests, a
+    backend this machine cannot run, or a file that cannot be written is
+    reported as one line; anything else is a bug and keeps its traceback.
+
+    :returns: the line, or None
+    """
+    # Imported here: only a failing command pays for them.
+    from keystoneauth1 import exceptions as ks_exc
+
+    from shelvefix.backends import fixture
+    if type(exc).__name__ == 'MultipleExceptions' and exc.args:
+        # A fixture's setUp failed; the first exception is the cause.
+        first = exc.args[0]
+        if isinstance(first, tuple) and len(first) == 3:
+            return problem(first[1])
+    if isinstance(exc, (CommandError, backends.BackendUnavailable,
+                        backends.ServerStartError)):
+        return str(exc)
+    if isinstance(exc, (ks_exc.ConnectionError, ks_exc.EndpointNotFound,
+                        ks_exc.DiscoveryFailure)):
+        return 'placement cannot be reached: %s' % exc
+    if isinstance(exc, fixture.PlacementFixtureError):
+        return 'placement refused to set up the run: %s' % exc
+    return None
+
+
+def one_line(text):
+    """A message on one line: what failed, and why.
+
+    A server's start failure ends with its log's tail: the first line says
+    what failed, and the last exception in the tail why.
+    """
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    if len(lines) <= 1:
+        return lines[0] if lines else text
+    reasons = [line for line in lines[1:]
+               if re.match(r'^([a-z_]\w*\.)*[A-Z]\w*: ', line)]
+    return '%s ... %s' % (lines[0].rstrip(':'), (reasons or lines)[-1])
+
+
+def check_writable(path):
+    """Refuse an output file that cannot be written, before any work.
+
+    :raises CommandError: naming the path and why
+    """
+    directory = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        raise CommandError('cannot write %s: it is a directory' % path)
+    if not os.path.isdir(directory):
+        raise CommandError('cannot write %s: no directory %s'
+                           % (path, directory))
+    target = path if os.path.exists(path) else directory
+    if not os.access(target, os.W_OK):
+        raise CommandError('cannot write %s: permission denied' % path)
 
 
 def load_conf(config_files):
@@ -84,39 +145,61 @@ def make_backend(name, config_files):
 
 
 class Progress(object):
-    """A progress line on stderr once a task has run for a second.
+    """Progress on stderr, once a task has run for a second.
+
+    On a terminal (or with ``force``) one line is redrawn in place, a bar
+    when the total is known. Elsewhere (a CI log, a pipe) a plain line is
+    written every :attr:`EVERY` seconds, so that a long run is seen to
+    move without filling the log.
 
     :param stream: where to write (stderr)
     :param label: what is running
-    :param total: how many steps there will be, if known (a bar is drawn)
-    :param force: also when ``stream`` is not a terminal
+    :param total: how many steps there will be, if known
+    :param force: redraw in place even when ``stream`` is not a terminal
+    :param unit: what a step is, for the text
     """
 
-    def __init__(self, stream, label, total=None, force=False):
+    #: Seconds between two plain lines when not on a terminal.
+    EVERY = 10.0
+
+    def __init__(self, stream, label, total=None, force=False,
+                 unit='interleavings'):
         self.stream = stream
         self.label = label
         self.total = total
-        self.enabled = force or getattr(stream, 'isatty', lambda: False)()
+        self.unit = unit
+        self.redraw = force or getattr(stream, 'isatty', lambda: False)()
         self.start = time.monotonic()
         self.shown = False
+        self._last_line = self.start
 
-    def __call__(self, done):
-        elapsed = time.monotonic() - self.start
-        if not self.enabled or elapsed < 1.0:
-            return
+    def _text(self, done, elapsed):
         if self.total:
             filled = int(30 * done / self.total)
             bar = '[%s%s] %d/%d' % ('#' * filled, '.' * (30 - filled), done,
                                     self.total)
         else:
-            bar = '%d interleavings' % done
-        self.stream.write('\r%s: %s (%.0f/s)' % (self.label, bar,
-                                                 done / elapsed))
+            bar = '%d %s' % (done, self.unit)
+        return '%s: %s (%.0f/s, %.0f s)' % (
+            self.label, bar, done / elapsed, elapsed)
+
+    def __call__(self, done):
+        now = time.monotonic()
+        elapsed = now - self.start
+        if elapsed < 1.0:
+            return
+        if self.redraw:
+            self.stream.write('\r' + self._text(done, elapsed))
+            self.shown = True
+        elif now - self._last_line >= self.EVERY:
+            self.stream.write(self._text(done, elapsed) + '\n')
+            self._last_line = now
+        else:
+            return
         self.stream.flush()
-        self.shown = True
 
     def finish(self):
-        """End the line, if one was drawn."""
+        """End the redrawn line, if one was drawn."""
         if self.shown:
             self.stream.write('\n')
             self.stream.flush()

@@ -22,7 +22,7 @@ def add_arguments(parser):
     parser.add_argument(
         '--backend', choices=backends.NAMES, action='append',
         help='placement to inject faults in front of (repeatable; '
-             'default: double and real)')
+             'default: real, the embedded openstack-placement)')
     common.add_config_file_argument(parser)
     common.add_free_argument(parser, 'both')
     common.add_json_argument(parser)
@@ -45,7 +45,7 @@ def run(args, out, err):
     :raises CommandError: for what the user can fix
     """
     from shelvefix.race import fault_matrix
-    names = args.backend or [backends.DOUBLE, backends.REAL]
+    names = args.backend or [backends.REAL]
     frees = args.free or race.FREE_METHODS
     results = collections.OrderedDict()
     placements = [(name, common.make_backend(name, args.config_file))

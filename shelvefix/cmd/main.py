@@ -32,6 +32,8 @@ import sys
 from shelvefix.cmd import common
 
 COMMANDS = ('race', 'timeline', 'contract', 'check', 'faults', 'stress')
+DEBUG_HELP = ('log what the library does (DEBUG and up) to stderr; by '
+              'default logs are off, the races produce expected warnings')
 
 
 def _description(module):
@@ -46,16 +48,19 @@ def build_parser():
         prog='shelvefix',
         description='Nova bug 1798688: the shelve-offload / unshelve '
                     'allocation race, reproduced and checked.')
-    parser.add_argument(
-        '--debug', action='store_true',
-        help='log what the library does (DEBUG and up) to stderr; by '
-             'default logs are off, the races produce expected warnings')
+    parser.add_argument('--debug', action='store_true', help=DEBUG_HELP)
+    # --debug after the command too; SUPPRESS keeps the subparser from
+    # resetting what was given before it.
+    common_options = argparse.ArgumentParser(add_help=False)
+    common_options.add_argument('--debug', action='store_true',
+                                default=argparse.SUPPRESS, help=DEBUG_HELP)
     sub = parser.add_subparsers(dest='command', metavar='COMMAND')
     sub.required = True
     for name in COMMANDS:
         module = importlib.import_module('shelvefix.cmd.%s' % name)
         command = sub.add_parser(name, help=module.HELP,
-                                 description=_description(module))
+                                 description=_description(module),
+                                 parents=[common_options])
         module.add_arguments(command)
         command.set_defaults(func=module.run)
     return parser
@@ -81,8 +86,11 @@ def main(argv=None, out=None, err=None):
     setup_logging(args.debug)
     try:
         return args.func(args, out, err)
-    except common.CommandError as e:
-        err.write('shelvefix %s: %s\n' % (args.command, e))
+    except Exception as e:
+        text = common.problem(e)
+        if text is None:
+            raise
+        err.write('shelvefix %s: %s\n' % (args.command, common.one_line(text)))
         return 2
 
 

@@ -46,7 +46,8 @@ def add_arguments(parser):
     common.add_json_argument(parser)
     parser.add_argument(
         '--progress', action='store_true',
-        help='show a progress bar even when stderr is not a terminal')
+        help='redraw a progress bar even when stderr is not a terminal '
+             '(elsewhere a plain progress line is written every 10 s)')
 
 
 def _cells(args):
@@ -64,6 +65,8 @@ def run(args, out, err):
     """
     if args.random is not None and args.random < 1:
         raise common.CommandError('--random needs a positive number of runs')
+    if args.diagram:
+        common.check_writable(args.diagram)
     placement = common.make_backend(args.backend, args.config_file)
     with placement:
         if args.random:
@@ -113,9 +116,10 @@ def _print_exploration(args, results, out):
                   'equivalent to explored ones (--no-reduce explores them '
                   'all).\n\n' % (runs, seconds, pruned))
     for result in results:
-        for label, run in report.first_counterexamples(result):
+        for labels, run in report.first_counterexamples(result):
             out.write('First counterexample: %s order, free with %s: %s\n'
-                      % (result.cell.ordering, result.cell.free, label))
+                      % (result.cell.ordering, result.cell.free,
+                         ', '.join(labels)))
             out.write(report.timeline(run) + '\n\n')
     clean = report.corrected_is_clean(results)
     out.write('Corrected order: %s\n' % (
@@ -132,7 +136,7 @@ def _run_random(args, placement, out, err):
     results = []
     for index, cell in enumerate(_cells(args)):
         progress = common.Progress(err, '%s/%s' % cell, total=args.random,
-                                   force=args.progress)
+                                   force=args.progress, unit='runs')
         results.append(program.run_random(placement, cell, args.random,
                                           seed=args.seed + index,
                                           progress=progress))
@@ -154,7 +158,13 @@ def _run_random(args, placement, out, err):
                   'with real threads\non %s\n\n'
                   % (args.random, args.seed,
                      backends.DESCRIPTIONS[args.backend]))
-        out.write(report.table(summaries, first_column='runs') + '\n')
+        out.write(report.table(summaries, first_column='runs') + '\n\n')
+        out.write('%d runs in %.1f s. The seed fixes the start delays of the '
+                  'actors in each run; the\noperating system schedules the '
+                  'threads, so counts vary from one run of this\ncommand to '
+                  'the next, with the same seed too.\n'
+                  % (sum(r.runs for r in results),
+                     sum(r.elapsed for r in results)))
     bad = any(set(r.counts) - {outcomes.OK} for r in results
               if r.cell.ordering == race.CORRECTED)
     return 1 if bad else 0

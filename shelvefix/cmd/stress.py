@@ -2,7 +2,8 @@
 
 By default placement runs the way a deployment runs it: placement's WSGI
 application under gunicorn with several workers on 127.0.0.1, backed by
-PostgreSQL (installed and started by ``tools/postgresql.sh`` if missing),
+PostgreSQL (installed and started by the packaged ``postgresql.sh`` if
+missing, or ``--db-url`` for a database of your own),
 reached over real HTTP. ``--database sqlite`` uses a file-backed sqlite
 database instead; ``--backend`` runs against the in-process double or real
 placement, or a remote one from ``--config-file``.
@@ -33,7 +34,14 @@ def add_arguments(parser):
     parser.add_argument('--database', choices=('postgresql', 'sqlite'),
                         default='postgresql',
                         help='database of --backend server (default '
-                             'postgresql)')
+                             'postgresql: a throwaway cluster on '
+                             '127.0.0.1:5433, installed if needed)')
+    parser.add_argument(
+        '--db-url', metavar='URL',
+        help='use this existing database for --backend server instead, '
+             'as a SQLAlchemy URL (postgresql+psycopg2://user:password@host'
+             '/name or sqlite:////path); placement-manage db sync migrates '
+             'it, and it is left in place')
     parser.add_argument('--workers', type=int, default=2,
                         help='gunicorn workers of --backend server '
                              '(default 2)')
@@ -84,34 +92,34 @@ def run(args, out, err):
                     out, err)
 
 
-def _setup_error(exc):
-    # fixtures reports a failed setUp as MultipleExceptions of exc_info
-    # tuples; the first one is the real cause.
-    first = exc.args[0] if exc.args else None
-    if isinstance(first, tuple) and len(first) == 3:
-        return first[1]
-    return exc
+def _check_db_url(url):
+    from sqlalchemy.engine import url as sa_url
+    try:
+        dialect = sa_url.make_url(url).get_backend_name()
+    except Exception as e:
+        raise common.CommandError('--db-url %r is not a SQLAlchemy URL: %s'
+                                  % (url, e)) from e
+    if dialect not in ('postgresql', 'sqlite', 'mysql'):
+        raise common.CommandError(
+            '--db-url: placement runs on postgresql, mysql or sqlite, not '
+            '%s' % dialect)
 
 
 def _run_on_server(args, out, err):
     from shelvefix.backends import server
-    srv = server.PlacementServer(database=args.database,
-                                 workers=args.workers)
-    try:
-        srv.setUp()
-    except Exception as e:
-        raise common.CommandError('could not start placement: %s'
-                                  % _setup_error(e)) from e
-    try:
+    if args.db_url:
+        _check_db_url(args.db_url)
+    # A server that does not start fails here, with its reason (see
+    # common.problem).
+    with server.PlacementServer(database=args.database, workers=args.workers,
+                                db_url=args.db_url) as srv:
         # The server writes the [placement] file a --config-file user would
         # pass; reading it exercises the same path as --backend remote.
         with common.make_backend(backends.REMOTE,
                                  [srv.shelvefix_config]) as placement:
             where = ('placement under gunicorn (%d workers) on %s, %s'
-                     % (args.workers, srv.url, args.database))
+                     % (args.workers, srv.url, srv.database))
             return _run(args, placement, where, out, err)
-    finally:
-        srv.cleanUp()
 
 
 def _run(args, placement, where, out, err):

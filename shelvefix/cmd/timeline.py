@@ -23,11 +23,10 @@ def add_arguments(parser):
     parser.add_argument('--free', choices=race.FREE_METHODS,
                         help='how compute frees allocations (default: '
                              'both, one after the other)')
-    parser.add_argument('--backend', choices=(backends.DOUBLE, backends.REAL),
-                        default=backends.DOUBLE,
-                        help='placement to run against: the in-memory '
-                             'double (default) or the real service '
-                             'in-process (needs the placement extra)')
+    parser.add_argument('--backend', choices=(backends.REAL, backends.DOUBLE),
+                        default=backends.REAL,
+                        help='placement to run against: the real service '
+                             'in-process (default) or the in-memory double')
     common.add_json_argument(parser)
 
 

@@ -11,9 +11,17 @@ asked (``importlib.util.find_spec`` on a top-level name loads nothing).
 import importlib.metadata
 import importlib.util
 import os
+import re
 import sys
+import tarfile
+import zipfile
 
 MANAGER_RELPATH = os.path.join('nova', 'compute', 'manager.py')
+# Archive members use '/' whatever the platform.
+MANAGER_MEMBER = 'nova/compute/manager.py'
+ARCHIVE_SUFFIXES = ('.whl', '.zip', '.tar.gz', '.tgz')
+# nova-18.3.0-py2.py3-none-any.whl, nova-19.0.0.tar.gz
+_RELEASE_RE = re.compile(r'^nova-(\d[^-]*?)(?:-py|\.tar\.gz|\.tgz|\.zip)')
 
 
 class SourceError(Exception):
@@ -23,16 +31,29 @@ class SourceError(Exception):
 class ManagerFile(object):
     """A compute manager file to check.
 
-    :ivar filename: the path to open
+    :ivar filename: the path to open (a file, or a release archive)
     :ivar display: how evidence names it (``nova/compute/manager.py`` when
-        found in a tree or package, else the path as given)
-    :ivar version: the installed distribution's version, when known
+        found in a tree, package or archive, else the path as given)
+    :ivar version: the distribution's version, when known
+    :ivar member: the manager's name inside the archive, if ``filename``
+        is one (a wheel or an sdist, as ``pip download nova==X`` fetches)
     """
 
-    def __init__(self, filename, display, version=None):
+    def __init__(self, filename, display, version=None, member=None):
         self.filename = filename
         self.display = display
         self.version = version
+        self.member = member
+
+    def _bytes(self):
+        if self.member is None:
+            with open(self.filename, 'rb') as f:
+                return f.read()
+        if zipfile.is_zipfile(self.filename):
+            with zipfile.ZipFile(self.filename) as archive:
+                return archive.read(self.member)
+        with tarfile.open(self.filename) as archive:
+            return archive.extractfile(self.member).read()
 
     def read(self):
         """The file's text.
@@ -40,11 +61,13 @@ class ManagerFile(object):
         :raises SourceError: it cannot be read or decoded
         """
         try:
-            with open(self.filename, 'rb') as f:
-                data = f.read()
+            data = self._bytes()
         except OSError as e:
             raise SourceError('cannot read %s: %s' % (self.filename,
                                                       e.strerror or e))
+        except (KeyError, zipfile.BadZipFile, tarfile.TarError) as e:
+            raise SourceError('cannot read %s from %s: %s'
+                              % (self.member, self.filename, e))
         try:
             return data.decode('utf-8')
         except UnicodeDecodeError as e:
@@ -52,15 +75,44 @@ class ManagerFile(object):
                               % (self.filename, e))
 
 
+def from_archive(path):
+    """The manager file inside a nova wheel or sdist.
+
+    :param path: ``nova-X-py3-none-any.whl`` or ``nova-X.tar.gz``
+    :raises SourceError: not an archive, or no compute manager in it
+    """
+    name = os.path.basename(path)
+    try:
+        if zipfile.is_zipfile(path):
+            with zipfile.ZipFile(path) as archive:
+                names = archive.namelist()
+        else:
+            with tarfile.open(path) as archive:
+                names = archive.getnames()
+    except (OSError, tarfile.TarError) as e:
+        raise SourceError('cannot read %s: %s' % (path, e))
+    members = sorted((n for n in names
+                      if n == MANAGER_MEMBER or
+                      n.endswith('/' + MANAGER_MEMBER)), key=len)
+    if not members:
+        raise SourceError('file not found: no %s in %s'
+                          % (MANAGER_MEMBER, path))
+    match = _RELEASE_RE.match(name)
+    return ManagerFile(path, MANAGER_RELPATH,
+                       match.group(1) if match else None, members[0])
+
+
 def from_path(path):
     """The manager file for a path given on the command line.
 
     :param path: ``manager.py`` itself, a nova source tree (holding
-        ``nova/compute/manager.py``) or a ``nova`` package directory
-        (holding ``compute/manager.py``)
+        ``nova/compute/manager.py``), a ``nova`` package directory
+        (holding ``compute/manager.py``), or a release's wheel or sdist
     :raises SourceError: nothing to check there
     """
     if os.path.isfile(path):
+        if path.endswith(ARCHIVE_SUFFIXES):
+            return from_archive(path)
         return ManagerFile(path, path)
     if not os.path.isdir(path):
         raise SourceError('file not found: %s does not exist' % path)

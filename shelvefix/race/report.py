@@ -115,9 +115,9 @@ def diagrams(results):
     """A Markdown document with one diagram per first counterexample."""
     parts = ['# shelvefix race: first counterexamples', '']
     for result in results:
-        for label, run in first_counterexamples(result):
+        for labels, run in first_counterexamples(result):
             title = '%s order, free with %s: %s' % (
-                result.cell.ordering, result.cell.free, label)
+                result.cell.ordering, result.cell.free, ', '.join(labels))
             parts += ['## ' + title, '', '```mermaid', mermaid(run, title),
                       '```', '']
     if len(parts) == 2:
@@ -126,9 +126,25 @@ def diagrams(results):
 
 
 def first_counterexamples(result):
-    """``(label, run)`` pairs in the order of the table's columns."""
+    """The first run showing each bad outcome, each run once.
+
+    A run that is the first to show two outcomes (compute's 409 and the
+    allocations it leaves behind, say) is one counterexample of both.
+
+    :returns: ``(labels, run)`` pairs in the order of the table's columns;
+        ``labels`` are the bad outcomes ``run`` shows, in that order too
+    """
     order = labels_in([result])
-    return sorted(result.first.items(), key=lambda kv: order.index(kv[0]))
+    pairs, shown = [], set()
+    for label in sorted(result.first, key=order.index):
+        run = result.first[label]
+        if run.index in shown:
+            continue
+        shown.add(run.index)
+        labels = sorted((bad for bad in run.outcome if outcomes.is_bad(bad)),
+                        key=order.index)
+        pairs.append((labels, run))
+    return pairs
 
 
 def _run_json(run):

@@ -31,7 +31,9 @@ from shelvefix.backends import postgresql
 from shelvefix.backends import remote
 from shelvefix.backends import server
 from shelvefix import conf as shelvefix_conf
+from shelvefix.placement import deploy
 from shelvefix.tests import base
+from shelvefix.tests.functional import wsgi_server
 
 INVENTORY = {'VCPU': 8, 'MEMORY_MB': 4096}
 RESOURCES = {'VCPU': 2, 'MEMORY_MB': 512}
@@ -296,13 +298,15 @@ class PlacementServerErrorsTestCase(base.TestCase):
     def test_shelvefix_config(self):
         path = os.path.join(self.useFixture(fixtures.TempDir()).path,
                             'shelvefix.conf')
-        server.write_shelvefix_config(path, 'http://127.0.0.1:1234')
+        double = self.useFixture(
+            wsgi_server.WSGIServerFixture(deploy.PlacementApp()))
+        server.write_shelvefix_config(path, double.url)
         conf = shelvefix_conf.load_config_files([path])
         self.assertEqual('admin_token', conf.placement.auth_type)
-        self.assertEqual('http://127.0.0.1:1234',
-                         conf.placement.endpoint_override)
+        self.assertEqual(double.url, conf.placement.endpoint_override)
         with remote.RemotePlacementFixture(conf) as placement:
-            self.assertEqual('http://127.0.0.1:1234', placement.endpoint)
+            self.assertEqual(double.url, placement.endpoint)
+            self.assertEqual(200, placement.adapter.get('/').status_code)
 
 
 class MainTestCase(base.TestCase):

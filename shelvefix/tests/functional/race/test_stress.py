@@ -2,9 +2,13 @@
 
 import io
 import json
+import os
 from unittest import mock
 
+import fixtures
+
 from shelvefix import backends
+from shelvefix.backends import server
 from shelvefix.cmd import main
 from shelvefix import race
 from shelvefix.race import outcomes
@@ -105,3 +109,30 @@ class StressCommandTestCase(base.TestCase):
                                           *argv)
             self.assertEqual(2, rc)
             self.assertIn(message, err)
+
+    def test_db_url(self):
+        for url, message in (
+                ('bogus', "--db-url 'bogus' is not a SQLAlchemy URL"),
+                ('oracle://a/b', 'placement runs on postgresql, mysql or '
+                                 'sqlite, not oracle'),
+                ('sqlite:////nonexistent-dir/x.db',
+                 'placement-manage db sync failed')):
+            rc, out, err = self.run_main('stress', '--db-url', url,
+                                         '--cycles', '1')
+            self.assertEqual((2, ''), (rc, out), err)
+            self.assertIn(message, err)
+            self.assertEqual(1, len(err.splitlines()), err)
+
+    def test_existing_sqlite_database(self):
+        if server.missing_dependencies('sqlite'):
+            self.skipTest('needs %s' % server.missing_dependencies('sqlite'))
+        path = os.path.join(self.useFixture(fixtures.TempDir()).path,
+                            'mine.db')
+        rc, out, err = self.run_main(
+            'stress', '--db-url', 'sqlite:///%s' % path, '--servers', '1',
+            '--cycles', '2', '--ordering', 'corrected', '--workers', '1')
+        self.assertEqual(0, rc, err)
+        self.assertIn('on http://127.0.0.1:', out)
+        self.assertIn(', sqlite\n', out)
+        # Migrated and left in place.
+        self.assertTrue(os.path.exists(path))

@@ -3,6 +3,9 @@
 import functools
 import io
 import json
+import os
+import subprocess
+import sys
 from unittest import mock
 
 import fixtures
@@ -21,7 +24,7 @@ class TimelineCommandTestCase(base.TestCase):
         return main.main(list(argv), out=out), out.getvalue()
 
     def test_text_both_strategies(self):
-        rc, out = self.run_main('timeline')
+        rc, out = self.run_main('timeline', '--backend', 'double')
         self.assertEqual(0, rc)
         self.assertIn('(free with DELETE, double placement)', out)
         self.assertIn('(free with GET + PUT empty, double placement)', out)
@@ -29,7 +32,8 @@ class TimelineCommandTestCase(base.TestCase):
         self.assertEqual(2, out.count('result: OK'))
 
     def test_json_one_strategy(self):
-        rc, out = self.run_main('timeline', '--free', 'get-put', '--json')
+        rc, out = self.run_main('timeline', '--free', 'get-put', '--json',
+                                '--backend', 'double')
         self.assertEqual(0, rc)
         (result,) = json.loads(out)
         self.assertTrue(result['ok'])
@@ -46,7 +50,8 @@ class TimelineCommandTestCase(base.TestCase):
     def test_real_backend(self):
         if not real.available():
             self.skipTest(real.INSTALL_HINT)
-        rc, out = self.run_main('timeline', '--backend', 'real')
+        # The real service is every command's default.
+        rc, out = self.run_main('timeline')
         self.assertEqual(0, rc)
         self.assertIn('(free with DELETE, real placement)', out)
         self.assertEqual(2, out.count('result: OK'))
@@ -108,3 +113,73 @@ class CheckCommandTestCase(base.TestCase):
         out = io.StringIO()
         self.assertEqual(0, main.main(['check', ours.__file__], out=out))
         self.assertIn('FIXED:', out.getvalue())
+
+
+class StartUpTestCase(base.TestCase):
+    """A subcommand loads what it runs, and only that.
+
+    Run in a fresh interpreter: this test process has loaded everything.
+    (How long start-up takes is for benchmarks/bench_startup.py to say.)
+    """
+
+    HEAVY = ('shelvefix.explorer', 'shelvefix.race.program',
+             'shelvefix.race.stress', 'shelvefix.race.fault_matrix',
+             'shelvefix.placement', 'shelvefix.compute', 'shelvefix.conf',
+             'keystoneauth1', 'oslo_config', 'requests', 'placement')
+
+    def loaded_by(self, argv):
+        code = ('import contextlib, io, sys\n'
+                'from shelvefix.cmd import main\n'
+                'with contextlib.redirect_stdout(io.StringIO()):\n'
+                '    try:\n'
+                '        main.main(%r, out=io.StringIO())\n'
+                '    except SystemExit:\n'
+                '        pass\n'
+                'print("\\n".join(sorted(sys.modules)))\n' % (argv,))
+        proc = subprocess.run([sys.executable, '-c', code],
+                              capture_output=True, text=True, check=True)
+        return set(proc.stdout.split())
+
+    def assertNothingHeavy(self, loaded):
+        heavy = sorted(m for m in loaded
+                       if any(m == h or m.startswith(h + '.')
+                              for h in self.HEAVY))
+        self.assertEqual([], heavy)
+
+    def test_help_loads_no_lab(self):
+        self.assertNothingHeavy(self.loaded_by(['--help']))
+
+    def test_check_loads_only_the_checker(self):
+        import shelvefix.compute.manager as ours
+        loaded = self.loaded_by(['check', ours.__file__])
+        self.assertIn('shelvefix.novacheck.check', loaded)
+        self.assertNothingHeavy(loaded)
+
+
+class DefaultBackendTestCase(base.TestCase):
+    """One rule: without --backend, real placement."""
+
+    def test_single_placement_commands(self):
+        parser = main.build_parser()
+        for command in ('race', 'timeline'):
+            args = parser.parse_args([command])
+            self.assertEqual('real', args.backend, command)
+
+    def test_faults(self):
+        from shelvefix.cmd import common
+        from shelvefix.race import fault_matrix
+        with mock.patch.object(fault_matrix, 'run_matrix', return_value=[]), \
+                mock.patch.object(common, 'make_backend') as make_backend:
+            main.main(['faults', '--json'], out=io.StringIO())
+        make_backend.assert_called_once_with('real', [])
+
+
+class PackagedFilesTestCase(base.TestCase):
+
+    def test_postgresql_script_ships_with_the_package(self):
+        import shelvefix
+        from shelvefix.backends import postgresql
+        script = postgresql.POSTGRESQL_SCRIPT
+        self.assertTrue(os.path.isfile(script))
+        self.assertTrue(os.path.abspath(script).startswith(
+            os.path.dirname(os.path.abspath(shelvefix.__file__))))

@@ -3,6 +3,7 @@
 import io
 import json
 import os
+import socket
 from unittest import mock
 
 import fixtures
@@ -10,6 +11,7 @@ import fixtures
 from shelvefix.backends import real
 from shelvefix.cmd import main
 from shelvefix.placement import deploy as placement_app
+from shelvefix.race import program
 from shelvefix.race import variants
 from shelvefix.tests import base
 from shelvefix.tests.functional import wsgi_server
@@ -44,6 +46,16 @@ class RaceCommandTestCase(base.TestCase):
         self.assertIn('| scheduler', out)
         self.assertIn('Corrected order: no bad outcome in any interleaving',
                       out)
+        # Each run once, with every outcome it shows.
+        self.assertEqual(
+            ['legacy order, free with get-put: scheduler 409',
+             'legacy order, free with get-put: compute 409, allocations '
+             'leaked',
+             'legacy order, free with get-put: claim wiped',
+             'legacy order, free with delete: scheduler 409',
+             'legacy order, free with delete: claim wiped'],
+            [line.split(': ', 1)[1] for line in lines
+             if line.startswith('First counterexample: ')])
 
     def test_json_and_diagram(self):
         path = os.path.join(self.useFixture(fixtures.TempDir()).path,
@@ -67,7 +79,12 @@ class RaceCommandTestCase(base.TestCase):
         self.assertEqual(len(example['schedule']), len(example['trace']))
         with open(path) as f:
             diagrams = f.read()
-        self.assertEqual(4, diagrams.count('```mermaid'))
+        # Compute's 409 and the leak it causes show in one run: one
+        # diagram names both.
+        self.assertEqual(3, diagrams.count('```mermaid'))
+        self.assertEqual(1, diagrams.count(
+            '## legacy order, free with get-put: compute 409, allocations '
+            'leaked'))
         self.assertIn('S->>P: PUT /allocations/{instance} gen=1', diagrams)
         self.assertIn('P-->>S: 409 consumer generation conflict - expected '
                       'null but got 1', diagrams)
@@ -113,6 +130,54 @@ class RaceCommandTestCase(base.TestCase):
         # Shown only once a cell has run for a second.
         if err:
             self.assertIn('legacy/delete: [', err)
+
+    def test_debug_before_or_after_the_command(self):
+        for argv in (['--debug', 'race'], ['race', '--debug']):
+            with mock.patch.object(main, 'setup_logging') as setup:
+                self.run_main(*argv + ['--backend', 'double', '--ordering',
+                                       'corrected', '--free', 'delete'])
+            setup.assert_called_once_with(True)
+        with mock.patch.object(main, 'setup_logging') as setup:
+            self.run_main('race', '--backend', 'double', '--ordering',
+                          'corrected', '--free', 'delete')
+        setup.assert_called_once_with(False)
+
+    def test_unwritable_diagram_is_refused_before_exploring(self):
+        with mock.patch.object(program, 'explore_cell') as explore:
+            rc, out, err = self.run_main('race', '--backend', 'double',
+                                         '--diagram', '/no/such/dir/x.md')
+        self.assertEqual((2, ''), (rc, out))
+        self.assertEqual('shelvefix race: cannot write /no/such/dir/x.md: '
+                         'no directory /no/such/dir\n', err)
+        explore.assert_not_called()
+
+    def test_unreachable_placement_is_one_line(self):
+        # A port nothing listens on.
+        sock = socket.socket()
+        sock.bind(('127.0.0.1', 0))
+        port = sock.getsockname()[1]
+        sock.close()
+        path = self.write_conf(
+            '[placement]\nauth_type = admin_token\ntoken = admin\n'
+            'endpoint_override = http://127.0.0.1:%d\n' % port)
+        for command in ('race', 'faults', 'stress'):
+            rc, out, err = self.run_main(command, '--backend', 'remote',
+                                         '--config-file', path)
+            self.assertEqual((2, ''), (rc, out), command)
+            self.assertEqual(1, len(err.splitlines()), err)
+            self.assertIn('shelvefix %s: cannot reach placement at '
+                          'http://127.0.0.1:%d' % (command, port), err)
+            self.assertNotIn('Traceback', err)
+
+    def test_random_says_how_long_and_what_the_seed_fixes(self):
+        rc, out, _err = self.run_main('race', '--backend', 'double',
+                                      '--random', '2', '--ordering',
+                                      'corrected')
+        self.assertEqual(0, rc)
+        self.assertRegex(out, r'\n4 runs in [0-9.]+ s\. The seed fixes the '
+                              r'start delays')
+        self.assertIn('counts vary from one run of this\ncommand to the '
+                      'next, with the same seed too.', out)
 
     def test_bad_input(self):
         rc, _out, err = self.run_main('race', '--backend', 'remote')

@@ -4,7 +4,9 @@ import importlib.machinery
 import importlib.metadata
 import os
 import sys
+import tarfile
 from unittest import mock
+import zipfile
 
 import fixtures
 import testtools
@@ -151,3 +153,42 @@ class InstalledTestCase(testtools.TestCase):
         found = source.installed()
         self.assertEqual(self.manager, found.filename)
         self.assertNotIn('nova', sys.modules)
+
+
+class FromArchiveTestCase(testtools.TestCase):
+    """A release as ``pip download nova==X`` fetches it."""
+
+    def setUp(self):
+        super(FromArchiveTestCase, self).setUp()
+        self.root = self.useFixture(fixtures.TempDir()).path
+
+    def test_wheel(self):
+        path = os.path.join(self.root, 'nova-18.3.0-py2.py3-none-any.whl')
+        with zipfile.ZipFile(path, 'w') as archive:
+            archive.writestr('nova/compute/manager.py', 'x = 18\n')
+            archive.writestr('nova/tests/compute/manager.py', 'nope\n')
+        found = source.from_path(path)
+        self.assertEqual(('nova/compute/manager.py', '18.3.0'),
+                         (found.display, found.version))
+        self.assertEqual('x = 18\n', found.read())
+
+    def test_sdist(self):
+        manager = write(os.path.join(self.root, 'src', 'nova-19.0.0', 'nova',
+                                     'compute', 'manager.py'), 'x = 19\n')
+        path = os.path.join(self.root, 'nova-19.0.0.tar.gz')
+        with tarfile.open(path, 'w:gz') as archive:
+            archive.add(manager, 'nova-19.0.0/nova/compute/manager.py')
+        found = source.from_path(path)
+        self.assertEqual(('nova-19.0.0/nova/compute/manager.py', '19.0.0'),
+                         (found.member, found.version))
+        self.assertEqual('x = 19\n', found.read())
+
+    def test_archive_without_a_manager(self):
+        path = os.path.join(self.root, 'nova-1.0-py3-none-any.whl')
+        with zipfile.ZipFile(path, 'w') as archive:
+            archive.writestr('nova/__init__.py', '')
+        e = self.assertRaises(source.SourceError, source.from_path, path)
+        self.assertIn('no nova/compute/manager.py in', str(e))
+        broken = write(os.path.join(self.root, 'nova-2.0.tar.gz'), 'junk')
+        e = self.assertRaises(source.SourceError, source.from_path, broken)
+        self.assertIn('cannot read', str(e))

@@ -1,14 +1,17 @@
 #!/bin/bash
 # A throwaway PostgreSQL on loopback for shelvefix's placement server.
 #
-#   tools/postgresql.sh install   install Debian's postgresql if missing
-#   tools/postgresql.sh start     install if needed, then start the cluster
-#                                 and print its SQLAlchemy URL on stdout
-#   tools/postgresql.sh stop      stop the cluster (its data is kept)
-#   tools/postgresql.sh status    exit 0 and print the URL if it runs,
-#                                 exit 3 if it does not
-#   tools/postgresql.sh url       print the URL, started or not
-#   tools/postgresql.sh purge     stop the cluster and delete its data
+#   postgresql.sh install   install Debian's postgresql if missing
+#   postgresql.sh start     install if needed, then start the cluster
+#                           and print its SQLAlchemy URL on stdout
+#   postgresql.sh stop      stop the cluster (its data is kept)
+#   postgresql.sh status    exit 0 and print the URL if it runs,
+#                           exit 3 if it does not
+#   postgresql.sh url       print the URL, started or not
+#   postgresql.sh purge     stop the cluster and delete its data
+#
+# It ships inside the shelvefix package (shelvefix/backends/), so an
+# installed shelvefix finds it; run it with bash from either place.
 #
 # The cluster is our own, not the one Debian's package creates: a data
 # directory of its own ($SHELVEFIX_PG_DATA, default /tmp/shelvefix-pg),

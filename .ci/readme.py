@@ -1,0 +1,282 @@
+#!/usr/bin/env python3
+"""Run README.rst's examples, so that none of them can rot.
+
+Every literal block of README.rst follows a comment saying what it is
+(an RST comment: it does not show on the rendered page)::
+
+    .. ci: quickstart   the quick start's two commands, printed one per
+                        line by ``readme.py quickstart`` for .ci/run
+    .. ci: run          shell commands, one per line, run in order with
+                        bash from the clone's root, the quick start's
+                        virtualenv first on PATH; each must exit 0
+    .. ci: run exit=N   the same, each must exit N
+    .. ci: output       what the last command of the ``run`` block before
+                        it prints: every line of the block must appear in
+                        that output, in order, with runs of spaces folded;
+                        ``...`` in a line matches anything
+    .. ci: python       a Python program, run with the virtualenv's Python
+    .. ci: config       an oslo.config file; shelvefix must load it
+    .. ci: skip REASON  shown, not run: it needs what a fresh machine does
+                        not have (a deployment, your own nova checkout)
+
+A literal block without such a comment is an error, so an example cannot
+be added without being run.
+
+Usage::
+
+    readme.py quickstart        print the quick start's commands
+    readme.py run [WORD ...]    run every example (or those whose text
+                                holds a WORD); a summary at the end
+    readme.py list              the examples, one line each
+
+Only the standard library is used: this runs before anything is installed.
+"""
+
+import argparse
+import collections
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+README = os.path.join(ROOT, 'README.rst')
+VENV_BIN = os.path.join(ROOT, '.venv', 'bin')
+KINDS = ('quickstart', 'run', 'output', 'python', 'config', 'skip')
+COMMAND_TIMEOUT = 1800
+
+Block = collections.namedtuple('Block', ['kind', 'argument', 'text', 'line'])
+
+
+class ReadmeError(Exception):
+    """README.rst breaks the rules above."""
+
+
+def blocks(text):
+    """The literal blocks of an RST text, with their ``ci`` comments.
+
+    :returns: a list of :class:`Block`
+    :raises ReadmeError: a literal block with no comment, or an unknown
+        kind
+    """
+    lines = text.splitlines()
+    found = []
+    pending = None
+    index = 0
+    while index < len(lines):
+        line = lines[index]
+        match = re.match(r'^\.\. ci: (\S+)\s*(.*)$', line)
+        if match:
+            if match.group(1) not in KINDS:
+                raise ReadmeError('line %d: unknown kind %r'
+                                  % (index + 1, match.group(1)))
+            pending = (match.group(1), match.group(2).strip(), index + 1)
+            index += 1
+            continue
+        if line.endswith('::') and not line.lstrip().startswith('..'):
+            body, index = _literal_block(lines, index + 1)
+            if body is None:
+                continue
+            if pending is None:
+                raise ReadmeError('line %d: a literal block without a '
+                                  '".. ci:" comment before it' % index)
+            found.append(Block(pending[0], pending[1], body, pending[2]))
+            pending = None
+            continue
+        index += 1
+    return found
+
+
+def _literal_block(lines, index):
+    """The indented block starting after ``::``; (text, next index)."""
+    while index < len(lines) and not lines[index].strip():
+        index += 1
+    if index >= len(lines) or not lines[index].startswith((' ', '\t')):
+        return None, index
+    indent = len(lines[index]) - len(lines[index].lstrip())
+    body = []
+    while index < len(lines) and (not lines[index].strip() or
+                                  lines[index].startswith(' ' * indent)):
+        body.append(lines[index][indent:])
+        index += 1
+    while body and not body[-1].strip():
+        body.pop()
+    return '\n'.join(body), index
+
+
+def read_blocks(path=README):
+    with open(path) as f:
+        return blocks(f.read())
+
+
+def quickstart(found):
+    """The quick start's two commands.
+
+    :raises ReadmeError: not exactly one such block of two commands
+    """
+    starts = [b for b in found if b.kind == 'quickstart']
+    if len(starts) != 1:
+        raise ReadmeError('README needs exactly one quick start block, has '
+                          '%d' % len(starts))
+    commands = [line for line in starts[0].text.splitlines()
+                if line.strip()]
+    if len(commands) != 2:
+        raise ReadmeError('the quick start must have two commands, has %d'
+                          % len(commands))
+    return commands
+
+
+def _fold(text):
+    return ' '.join(text.split())
+
+
+def output_matches(expected, actual):
+    """Every line of ``expected`` in ``actual``, in order.
+
+    :returns: None, or the first expected line not found
+    """
+    remaining = [_fold(line) for line in actual.splitlines()]
+    position = 0
+    for line in expected.splitlines():
+        if not line.strip():
+            continue
+        pattern = '.*'.join(re.escape(part)
+                            for part in _fold(line).split('...'))
+        for at in range(position, len(remaining)):
+            if re.search(pattern, remaining[at]):
+                position = at + 1
+                break
+        else:
+            return line
+    return None
+
+
+def environment():
+    env = dict(os.environ)
+    env['PATH'] = VENV_BIN + os.pathsep + env.get('PATH', '')
+    env['VIRTUAL_ENV'] = os.path.dirname(VENV_BIN)
+    env.pop('PYTHONHOME', None)
+    return env
+
+
+def _run(command, env):
+    started = time.monotonic()
+    proc = subprocess.run(['bash', '-c', command], cwd=ROOT, env=env,
+                          stdin=subprocess.DEVNULL, capture_output=True,
+                          text=True, timeout=COMMAND_TIMEOUT)
+    return proc, time.monotonic() - started
+
+
+def _python(block, env):
+    with tempfile.NamedTemporaryFile('w', suffix='.py', delete=False) as f:
+        f.write(block.text + '\n')
+    try:
+        return _run('python %s' % f.name, env)
+    finally:
+        os.unlink(f.name)
+
+
+def _config(block, env):
+    with tempfile.NamedTemporaryFile('w', suffix='.conf', delete=False) as f:
+        f.write(block.text + '\n')
+    code = ('from shelvefix import conf; '
+            'conf.load_config_files([%r])' % f.name)
+    try:
+        return _run('python -c %s' % _quote(code), env)
+    finally:
+        os.unlink(f.name)
+
+
+def _quote(text):
+    return "'%s'" % text.replace("'", "'\"'\"'")
+
+
+def run(found, words=(), out=sys.stdout):
+    """Run the examples; returns (passed, failed, skipped) counts."""
+    env = environment()
+    passed = failed = skipped = 0
+    last_output = None
+    last_ran = False
+
+    def report(ok, what, seconds, detail=''):
+        out.write('%s %s (%.1f s)%s\n' % ('ok  ' if ok else 'FAIL', what,
+                                          seconds, detail))
+        out.flush()
+
+    for block in found:
+        if words and block.kind != 'output' and not any(
+                word in block.text for word in words):
+            last_ran = False
+            continue
+        if block.kind == 'quickstart':
+            continue
+        if block.kind == 'skip':
+            skipped += 1
+            out.write('skip %s: %s\n' % (block.text.splitlines()[0],
+                                         block.argument))
+            continue
+        if block.kind == 'output':
+            if not last_ran:
+                continue
+            missing = output_matches(block.text, last_output or '')
+            if missing is None:
+                passed += 1
+                report(True, 'output as README shows (line %d)'
+                       % block.line, 0)
+            else:
+                failed += 1
+                report(False, 'output as README shows (line %d)'
+                       % block.line, 0, ': no line matches %r; it printed:'
+                       '\n%s' % (missing, last_output))
+            continue
+        if block.kind in ('python', 'config'):
+            proc, seconds = (_python if block.kind == 'python' else
+                             _config)(block, env)
+            ok = proc.returncode == 0
+            passed, failed = passed + ok, failed + (not ok)
+            report(ok, '%s example at line %d' % (block.kind, block.line),
+                   seconds, '' if ok else ':\n%s%s' % (proc.stdout,
+                                                       proc.stderr))
+            continue
+        expected = int(block.argument.split('=', 1)[1]) if block.argument \
+            else 0
+        for command in [c for c in block.text.splitlines() if c.strip()]:
+            proc, seconds = _run(command, env)
+            ok = proc.returncode == expected
+            passed, failed = passed + ok, failed + (not ok)
+            last_output, last_ran = proc.stdout + proc.stderr, True
+            report(ok, '$ %s -> %d' % (command, proc.returncode), seconds,
+                   '' if ok else ' (README says %d):\n%s' % (
+                       expected, (proc.stdout + proc.stderr)[-4000:]))
+    out.write('README examples: %d passed, %d failed, %d skipped\n'
+              % (passed, failed, skipped))
+    return passed, failed, skipped
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    parser.add_argument('action', choices=('quickstart', 'run', 'list'))
+    parser.add_argument('words', nargs='*')
+    args = parser.parse_args(argv)
+    try:
+        found = read_blocks()
+        if args.action == 'quickstart':
+            print('\n'.join(quickstart(found)))
+            return 0
+        if args.action == 'list':
+            for block in found:
+                print('%4d %-10s %s' % (block.line, block.kind,
+                                        block.text.splitlines()[0]))
+            return 0
+        quickstart(found)
+    except ReadmeError as e:
+        sys.stderr.write('README.rst: %s\n' % e)
+        return 2
+    _passed, failed, _skipped = run(found, args.words)
+    return 1 if failed else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

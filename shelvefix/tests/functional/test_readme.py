@@ -1,0 +1,84 @@
+"""README.rst's examples: each is marked, and the Python ones run.
+
+``.ci/readme.py`` runs every example of README.rst in CI (commands take
+minutes and a virtualenv); here, the fast part: every literal block says
+what it is, the quick start has its two commands, each Python example runs
+in this process's interpreter, and each configuration example loads.
+"""
+
+import importlib.util
+import os
+import subprocess
+import sys
+
+import fixtures
+import testtools
+
+import shelvefix
+from shelvefix import conf
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(shelvefix.__file__)))
+RUNNER = os.path.join(ROOT, '.ci', 'readme.py')
+
+
+def _runner():
+    spec = importlib.util.spec_from_file_location('ci_readme', RUNNER)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+class ReadmeTestCase(testtools.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        if not os.path.exists(RUNNER):
+            self.skipTest('not a checkout: no .ci/readme.py')
+        self.readme = _runner()
+        self.blocks = self.readme.read_blocks()
+
+    def test_quick_start_has_two_commands(self):
+        commands = self.readme.quickstart(self.blocks)
+        self.assertEqual(2, len(commands))
+        self.assertTrue(commands[0].endswith('shelvefix race'))
+        self.assertTrue(commands[1].endswith('tox -e py3'))
+        for command in commands:
+            # A distribution's python3 refuses pip outside a virtualenv.
+            self.assertTrue(command.startswith('python3 -m venv .venv && '))
+
+    def test_every_block_is_marked(self):
+        kinds = {block.kind for block in self.blocks}
+        self.assertEqual(set(), {'quickstart', 'run', 'output', 'python',
+                                 'config'} - kinds)
+        e = self.assertRaises(self.readme.ReadmeError, self.readme.blocks,
+                              'Text::\n\n    shelvefix race\n')
+        self.assertIn('without a ".. ci:" comment', str(e))
+
+    def test_python_examples_run(self):
+        examples = [b for b in self.blocks if b.kind == 'python']
+        self.assertGreaterEqual(len(examples), 2)
+        directory = self.useFixture(fixtures.TempDir()).path
+        for number, block in enumerate(examples):
+            path = os.path.join(directory, 'example%d.py' % number)
+            with open(path, 'w') as f:
+                f.write(block.text + '\n')
+            proc = subprocess.run([sys.executable, path],
+                                  capture_output=True, text=True)
+            self.assertEqual(0, proc.returncode,
+                             'README line %d:\n%s%s' % (
+                                 block.line, proc.stdout, proc.stderr))
+
+    def test_config_examples_load(self):
+        directory = self.useFixture(fixtures.TempDir()).path
+        for number, block in enumerate(b for b in self.blocks
+                                       if b.kind == 'config'):
+            path = os.path.join(directory, 'example%d.conf' % number)
+            with open(path, 'w') as f:
+                f.write(block.text + '\n')
+            conf.load_config_files([path])
+
+    def test_output_matching(self):
+        match = self.readme.output_matches
+        self.assertIsNone(match('a  b\n...d', 'x a b y\nc\nd e'))
+        # In order: after 'd', no 'a' follows.
+        self.assertEqual('a', match('d\na', 'a\nd'))
