@@ -132,8 +132,35 @@ class PlacementFixture(fixtures.Fixture):
         return self.transport.inject_fault(*args, **kwargs)
 
     def clear_faults(self):
-        """See :meth:`.transport.RecordingTransport.clear_faults`."""
+        """Disarm the transport's faults and placement's own.
+
+        See :meth:`.transport.RecordingTransport.clear_faults` and
+        :meth:`fail_consumer_cleanup`.
+        """
         self.transport.clear_faults()
+        if self.state is not None:
+            self.state.fail_consumer_cleanup(0)
+
+    def fail_consumer_cleanup(self, times=1):
+        """Make placement's next ``times`` consumer clean-ups fail.
+
+        ``DELETE /allocations/{c}`` removes the allocations, then the
+        consumer record in a second transaction; this makes that second
+        step fail with a database error, so the DELETE answers 500 with the
+        allocations gone and a *ghost* consumer left behind. Unlike the
+        transport's faults this happens inside placement (the double's
+        state; the real service's database, see
+        :class:`~shelvefix.backends.real.RealPlacementFixture`).
+
+        :param times: how many clean-ups in a row fail from now on (0
+            disarms)
+        :raises NotImplementedError: a placement this process cannot reach
+            inside (a remote one, an application of your own)
+        """
+        if self.state is None:
+            raise NotImplementedError(
+                'cannot inject a database fault into this placement')
+        self.state.fail_consumer_cleanup(times)
 
     # -- setup helpers (plain HTTP, as a client would) ---------------------
 

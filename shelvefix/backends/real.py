@@ -14,6 +14,7 @@ placement's test fixture imports them even when its intercept is off);
 importing this module works without them, using the fixture does not.
 """
 
+import sqlite3
 import threading
 
 from shelvefix import backends
@@ -60,15 +61,21 @@ class _OneAtATime(object):
     def __init__(self, app):
         self.app = app
         self.lock = threading.Lock()
+        #: The method of the request being served (one at a time), or None.
+        self.method = None
 
     def __call__(self, environ, start_response):
         with self.lock:
-            result = self.app(environ, start_response)
+            self.method = environ['REQUEST_METHOD']
             try:
-                return [b''.join(result)]
+                result = self.app(environ, start_response)
+                try:
+                    return [b''.join(result)]
+                finally:
+                    if hasattr(result, 'close'):
+                        result.close()
             finally:
-                if hasattr(result, 'close'):
-                    result.close()
+                self.method = None
 
 
 class RealPlacementFixture(fixture.PlacementFixture):
@@ -97,3 +104,61 @@ class RealPlacementFixture(fixture.PlacementFixture):
         self._app = _OneAtATime(deploy.loadapp(service.conf_fixture.conf))
         self.addCleanup(setattr, self, '_app', None)
         super()._setUp()
+        self._cleanup_fault = _ConsumerCleanupFault(
+            lambda: self._app.method if self._app is not None else None)
+        self._cleanup_fault.install()
+        self.addCleanup(self._cleanup_fault.remove)
+
+    def fail_consumer_cleanup(self, times=1):
+        """See :meth:`.fixture.PlacementFixture.fail_consumer_cleanup`.
+
+        Placement's own ``DELETE FROM consumers`` statement fails in its
+        database, with the error sqlite gives when another writer holds
+        the lock.
+        """
+        self._cleanup_fault.remaining = times
+
+    def clear_faults(self):
+        """Disarm the transport's faults and the database's."""
+        self.transport.clear_faults()
+        self._cleanup_fault.remaining = 0
+
+
+class _ConsumerCleanupFault(object):
+    """Fails placement's ``DELETE FROM consumers``, as a locked sqlite does.
+
+    A SQLAlchemy ``do_execute`` listener on placement's engine: the error
+    is raised where the database driver's would be, so SQLAlchemy, oslo.db
+    and placement handle it exactly as a real one (placement's fault
+    wrapper answers 500, after the allocations were deleted in a
+    transaction of their own). Only a ``DELETE /allocations`` request's
+    clean-up fails: a PUT deletes emptied consumers too, but inside its own
+    single transaction, where a database error changes nothing.
+
+    :param current_method: returns the method of the request being served
+    """
+
+    STATEMENT = 'DELETE FROM consumers'
+
+    def __init__(self, current_method):
+        self.remaining = 0
+        self._current_method = current_method
+        self._engine = None
+
+    def install(self):
+        from placement import db_api
+        import sqlalchemy
+        self._engine = db_api.get_placement_engine()
+        sqlalchemy.event.listen(self._engine, 'do_execute', self)
+
+    def remove(self):
+        import sqlalchemy
+        sqlalchemy.event.remove(self._engine, 'do_execute', self)
+
+    def __call__(self, cursor, statement, parameters, context):
+        if (self.remaining and self._current_method() == 'DELETE' and
+                statement.lstrip().startswith(self.STATEMENT)):
+            self.remaining -= 1
+            raise sqlite3.OperationalError('database is locked')
+        # Not handled here: SQLAlchemy executes the statement itself.
+        return False

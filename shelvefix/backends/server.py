@@ -43,6 +43,9 @@ from shelvefix.backends import gunicorn
 from shelvefix.backends import postgresql
 
 DATABASES = ('postgresql', 'sqlite')
+#: What gunicorn serves: placement's own application, prepared for forked
+#: workers (see that module).
+APPLICATION = 'shelvefix.backends.placement_wsgi:application'
 
 #: Python packages each database needs, besides placement and gunicorn.
 _MODULES = {
@@ -225,7 +228,7 @@ class PlacementServer(fixtures.Fixture):
                 sys.executable, '-c',
                 'from placement import wsgi; wsgi.init_application()'])
         self._gunicorn = gunicorn.GunicornProcess(
-            'placement.wsgi.api:application', sock, self.workers,
+            APPLICATION, sock, self.workers,
             self.threads, self._timeout, self._preload, self.config_dir,
             self._env(), self._start_timeout)
         self.addCleanup(self._gunicorn.stop)

@@ -30,6 +30,12 @@ def add_arguments(parser):
         help='only this ordering (repeatable; default: both)')
     common.add_free_argument(parser, 'both')
     parser.add_argument(
+        '--ghost', action='store_true',
+        help='also explore freeing with a DELETE that placement commits '
+             'only partly: the allocations go, the consumer record stays '
+             '(a ghost consumer) and placement answers 500; not with '
+             '--backend remote')
+    parser.add_argument(
         '--no-reduce', action='store_true',
         help='explore every interleaving, also those the sleep-set '
              'reduction proves equivalent to one already explored')
@@ -54,8 +60,12 @@ def _cells(args):
     from shelvefix.race import program
     orderings = args.ordering or race.ORDERINGS
     frees = args.free or race.FREE_METHODS
-    return [program.Cell(o, f) for o in race.ORDERINGS if o in orderings
-            for f in race.FREE_METHODS if f in frees]
+    return [cell for cell in program.all_cells(ghost=args.ghost)
+            if cell.ordering in orderings and cell.free in frees]
+
+
+def _label(cell):
+    return '/'.join(part for part in cell if part)
 
 
 def run(args, out, err):
@@ -67,6 +77,9 @@ def run(args, out, err):
         raise common.CommandError('--random needs a positive number of runs')
     if args.diagram:
         common.check_writable(args.diagram)
+    if args.ghost and args.backend == backends.REMOTE:
+        raise common.CommandError('--ghost needs a placement this process '
+                                  'can fail inside: the double or real')
     placement = common.make_backend(args.backend, args.config_file)
     with placement:
         if args.random:
@@ -79,7 +92,7 @@ def _run_explore(args, placement, out, err):
     from shelvefix.race import report
     results = []
     for cell in _cells(args):
-        progress = common.Progress(err, '%s/%s' % cell, force=args.progress)
+        progress = common.Progress(err, _label(cell), force=args.progress)
         exploration = program.explore_cell(placement, cell,
                                            reduce=not args.no_reduce,
                                            progress=progress)
@@ -118,7 +131,7 @@ def _print_exploration(args, results, out):
     for result in results:
         for labels, run in report.first_counterexamples(result):
             out.write('First counterexample: %s order, free with %s: %s\n'
-                      % (result.cell.ordering, result.cell.free,
+                      % (result.cell.ordering, report.free_text(result.cell),
                          ', '.join(labels)))
             out.write(report.timeline(run) + '\n\n')
     clean = report.corrected_is_clean(results)
@@ -135,7 +148,7 @@ def _run_random(args, placement, out, err):
     from shelvefix.race import report
     results = []
     for index, cell in enumerate(_cells(args)):
-        progress = common.Progress(err, '%s/%s' % cell, total=args.random,
+        progress = common.Progress(err, _label(cell), total=args.random,
                                    force=args.progress, unit='runs')
         results.append(program.run_random(placement, cell, args.random,
                                           seed=args.seed + index,
@@ -145,7 +158,8 @@ def _run_random(args, placement, out, err):
         json.dump({'backend': args.backend, 'random': args.random,
                    'seed': args.seed,
                    'cells': [{'ordering': r.cell.ordering,
-                              'free': r.cell.free, 'runs': r.runs,
+                              'free': r.cell.free, 'fault': r.cell.fault,
+                              'runs': r.runs,
                               'outcomes': r.counts,
                               'elapsed_s': round(r.elapsed, 3)}
                              for r in results]},

@@ -164,6 +164,7 @@ def _json(r):
             'compute_409': r.counts.get(outcomes.COMPUTE_409, 0),
             'claims_wiped': r.counts.get(outcomes.CLAIM_WIPED, 0),
             'allocations_leaked': r.counts.get(outcomes.LEAKED, 0),
+            'placement_failed': r.counts.get(outcomes.PLACEMENT_FAILED, 0),
             'usage_expected': r.usage_expected,
             'usage_actual': r.usage_actual,
             'usage_ok': r.usage_expected == r.usage_actual,
@@ -179,19 +180,21 @@ def _print(args, where, results, out):
                   (", +%g ms per compute placement request"
                    % args.compute_latency if args.compute_latency else ''),
                   where))
+    # The ordering's outcomes (what the gate judges), then placement's own
+    # failures (reported only), then whether any usage was lost.
     header = ('ordering', 'free', 'cycles', 'cycles/s', 'ok', 'sched 409',
-              'compute 409', 'wiped', 'leaked', 'usages')
-    out.write('%-10s %-8s %6s %8s %5s %9s %11s %6s %6s  %s\n' % header)
+              'compute 409', 'wiped', 'leaked', 'placement failed', 'usages')
+    out.write('%-10s %-8s %6s %8s %5s %9s %11s %6s %6s %16s  %s\n' % header)
     for r in results:
         c = r.counts
         others = sorted(set(c) - {outcomes.OK, outcomes.SCHEDULER_409,
                                   outcomes.COMPUTE_409, outcomes.CLAIM_WIPED,
-                                  outcomes.LEAKED})
-        out.write('%-10s %-8s %6d %8.1f %5d %9d %11d %6d %6d  %s%s\n' % (
+                                  outcomes.LEAKED, outcomes.PLACEMENT_FAILED})
+        out.write('%-10s %-8s %6d %8.1f %5d %9d %11d %6d %6d %16d  %s%s\n' % (
             r.ordering, r.free, r.cycles, r.cycles / r.elapsed,
             c.get(outcomes.OK, 0), c.get(outcomes.SCHEDULER_409, 0),
             c.get(outcomes.COMPUTE_409, 0), c.get(outcomes.CLAIM_WIPED, 0),
-            c.get(outcomes.LEAKED, 0),
+            c.get(outcomes.LEAKED, 0), c.get(outcomes.PLACEMENT_FAILED, 0),
             'as expected' if r.usage_expected == r.usage_actual else
             'MISMATCH', (' (also: %s)' % ', '.join(
                 '%s %d' % (k, c[k]) for k in others)) if others else ''))
@@ -206,3 +209,9 @@ def _print(args, where, results, out):
         out.write('Corrected order: %s\n' % (
             'BAD OUTCOMES FOUND' if any(stress.bad(r) for r in corrected)
             else 'no bad outcome'))
+        failed = sum(r.counts.get(outcomes.PLACEMENT_FAILED, 0)
+                     for r in corrected)
+        if failed:
+            out.write('(placement itself failed in %d corrected cycles: '
+                      'reported, not judged; nothing was lost unless the '
+                      'usages say MISMATCH)\n' % failed)

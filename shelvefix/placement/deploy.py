@@ -57,11 +57,12 @@ class PlacementApp(object):
         try:
             response = self._serve(req)
         except Exception as exc:
-            # A bug in the double. Like placement's fault wrapper (outside
-            # every other layer) this answers without the id headers, and
-            # logs the traceback: a silent 500 could pass for a lost reply.
-            LOG.exception('Uncaught exception serving %s %s',
-                          req.method, req.path)
+            # A bug in the double, or an injected database error. Like
+            # placement's fault wrapper (outside every other layer) this
+            # answers without the id headers, and logs the traceback: a
+            # silent 500 could pass for a lost reply.
+            LOG.exception('Placement API unexpected error: %s (%s %s)',
+                          exc, req.method, req.path)
             error = errors.InternalServerError(str(exc))
             return error.render(environ, req.version)(environ,
                                                       start_response)

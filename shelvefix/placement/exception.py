@@ -150,3 +150,14 @@ class AllocationProviderNotFound(PlacementStateError):
 
     msg_fmt = ("Allocation for resource provider '%(rp_uuid)s' "
                "that does not exist.")
+
+
+class DatabaseError(PlacementStateError):
+    """A statement failed in the database (only ever injected here).
+
+    Placement lets such errors through to its fault wrapper, which answers
+    500 with the error's text; the double does the same.
+    """
+
+    msg_fmt = ('(sqlite3.OperationalError) database is locked\n'
+               '[SQL: %(statement)s]')

@@ -22,7 +22,12 @@ def offloaded(row):
     return row['vm_state'] == vm_states.SHELVED_OFFLOADED
 
 
-def unshelve(store, uuid, load, claim, timeout=60.0, poll_interval=0.001):
+class GaveUp(Exception):
+    """The client stopped waiting: there is nothing to unshelve."""
+
+
+def unshelve(store, uuid, load, claim, timeout=60.0, poll_interval=0.001,
+             give_up=None):
     """Wait for ``SHELVED_OFFLOADED``, then unshelve through ``claim``.
 
     If the claim fails, the task state is cleared again (as nova's
@@ -37,12 +42,18 @@ def unshelve(store, uuid, load, claim, timeout=60.0, poll_interval=0.001):
         returns its result
     :param timeout: seconds to wait for the offloaded state
     :param poll_interval: seconds between status polls
+    :param give_up: None, or a callable: once it returns true the client
+        stops waiting (the offload failed, say)
     :returns: what ``claim`` returned
+    :raises GaveUp: ``give_up`` said so before the server was offloaded
     :raises UnexpectedTaskStateError: another task owns the instance
     :raises: whatever ``claim`` raised
     """
-    row = store.wait_for(uuid, offloaded, timeout=timeout,
-                         poll_interval=poll_interval)
+    row = store.wait_for(
+        uuid, lambda row: offloaded(row) or bool(give_up and give_up()),
+        timeout=timeout, poll_interval=poll_interval)
+    if not offloaded(row):
+        raise GaveUp('%s was not shelve-offloaded' % uuid)
     instance = load(row)
     instance.task_state = task_states.UNSHELVING
     instance.save(expected_task_state=[None])

@@ -24,8 +24,18 @@ from shelvefix import exception
 from shelvefix import race
 from shelvefix.race import scenario
 
-Kind = collections.namedtuple('Kind', ['name', 'when', 'exception',
-                                       'status', 'body'])
+Kind = collections.namedtuple(
+    'Kind', ['name', 'when', 'exception', 'status', 'body', 'methods'],
+    defaults=(None,))
+Kind.__doc__ = """A kind of fault: where it happens and what it answers.
+
+``when`` is ``'before'`` (placement never sees the request), ``'after'``
+(placement commits, the reply is lost) or ``'inside'`` (placement's own
+database fails half-way, see ``fail_consumer_cleanup``); ``methods`` limits
+it to requests with those methods (None: any).
+"""
+
+INSIDE = 'inside'
 
 KINDS = [
     Kind('connection refused', 'before', 'connect', None, None),
@@ -38,6 +48,9 @@ KINDS = [
     Kind('409', 'before', None, 409, None),
     Kind('truncated body', 'before', None, None, '{"allocations": {"'),
     Kind('non-JSON body', 'before', None, None, 'OK'),
+    # Placement deletes the allocations, then fails to delete the consumer
+    # (a database error between its two transactions): 500, and a ghost.
+    Kind('DELETE partly committed', INSIDE, None, 500, None, ('DELETE',)),
 ]
 
 Point = collections.namedtuple('Point', ['phase', 'method', 'nth'])
@@ -48,6 +61,18 @@ def points(free):
     offload = ([Point('offload', 'DELETE', 1)] if free == race.DELETE else
                [Point('offload', 'GET', 1), Point('offload', 'PUT', 1)])
     return offload + [Point('claim', 'GET', 1), Point('claim', 'PUT', 1)]
+
+
+def applies(kind, point):
+    """Whether ``kind`` can happen at the request ``point``."""
+    return kind.methods is None or point.method in kind.methods
+
+
+def _arm(placement, kind, point):
+    if kind.when == INSIDE:
+        placement.fail_consumer_cleanup()
+    else:
+        placement.inject_fault(**_fault_args(kind, point))
 
 
 def _fault_args(kind, point):
@@ -150,7 +175,7 @@ def _under_fault(placement, point, kind, phase, attempt):
     :returns: what ``attempt()`` returns, ``(error, violations)``
     """
     if point.phase == phase:
-        placement.inject_fault(**_fault_args(kind, point))
+        _arm(placement, kind, point)
     try:
         return attempt()
     finally:
@@ -161,8 +186,7 @@ def run_case(placement, free, point, kind):
     """Inject one fault at one request and check the invariants.
 
     :param placement: a set-up placement fixture, shared across cases
-    :param free: :data:`~shelvefix.race.race.DELETE` or
-        :data:`~shelvefix.race.scenario.GET_PUT`
+    :param free: ``race.DELETE`` or ``race.GET_PUT``
     :returns: a :class:`Case`
     """
     log = _ErrorLog()
@@ -206,6 +230,8 @@ def run_matrix(placement, frees=race.FREE_METHODS, kinds=None,
     for free in frees:
         for point in points(free):
             for kind in kinds or KINDS:
+                if not applies(kind, point):
+                    continue
                 cases.append(run_case(placement, free, point, kind))
                 if progress:
                     progress(len(cases))

@@ -10,6 +10,7 @@ placement's text.
 
 from shelvefix.compute import vm_states
 from shelvefix import exception
+from shelvefix.scheduler.client import errors
 
 OK = 'ok'
 SCHEDULER_409 = 'scheduler 409'
@@ -19,10 +20,29 @@ LEAKED = 'allocations leaked'
 CONSUMER_LEFT = 'consumer left behind'
 BAD_OUTCOMES = (SCHEDULER_409, COMPUTE_409, CLAIM_WIPED, LEAKED,
                 CONSUMER_LEFT)
+#: Placement itself failed (a 5xx, a database error, no answer): not an
+#: outcome of the ordering, which is what the gates judge.
+PLACEMENT_FAILED = 'placement failed'
 
 
 def _conflict(error):
     return isinstance(error, exception.ConsumerGenerationConflict)
+
+
+def placement_failed(error):
+    """True if ``error`` comes from placement failing, not refusing.
+
+    A 5xx (placement's own fault, a database error, a proxy), or no answer
+    at all (connection refused, timeout), as the report client saw it.
+    """
+    while error is not None:
+        placement_error = getattr(error, 'kwargs', {}).get('placement_error')
+        if placement_error is not None:
+            return errors.is_server_error(placement_error)
+        if isinstance(error, errors.TRANSPORT_ERRORS):
+            return True
+        error = error.__cause__
+    return False
 
 
 def outcome_labels(compute_error, scheduler_error, claimed, held, dst,
@@ -45,7 +65,12 @@ def outcome_labels(compute_error, scheduler_error, claimed, held, dst,
         labels.append(COMPUTE_409)
     for name, error in (('compute', compute_error),
                         ('scheduler', scheduler_error)):
-        if error is not None and not _conflict(error):
+        if error is None or _conflict(error):
+            continue
+        if placement_failed(error):
+            if PLACEMENT_FAILED not in labels:
+                labels.append(PLACEMENT_FAILED)
+        else:
             labels.append('%s error: %s' % (name, type(error).__name__))
     if claimed:
         if dst not in held:
@@ -64,7 +89,7 @@ def as_outcome(labels):
 
 def ordered(labels):
     """Labels in table order: ok, the known bad ones, then the others."""
-    known = [OK] + list(BAD_OUTCOMES)
+    known = [OK] + list(BAD_OUTCOMES) + [PLACEMENT_FAILED]
     seen = set(labels)
     return ([label for label in known if label in seen] +
             sorted(seen - set(known)))
@@ -73,6 +98,15 @@ def ordered(labels):
 def is_bad(label):
     """True for every label but ``ok``."""
     return label != OK
+
+
+def is_ordering_failure(label):
+    """True for what the order of the actors' steps caused.
+
+    Everything bad but :data:`PLACEMENT_FAILED`: placement failing is
+    reported, not judged.
+    """
+    return is_bad(label) and label != PLACEMENT_FAILED
 
 
 def classify(scn, results):

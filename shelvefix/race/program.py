@@ -37,13 +37,27 @@ from shelvefix.race import outcomes
 from shelvefix.race import scenario
 from shelvefix.race import variants
 
-Cell = collections.namedtuple('Cell', ['ordering', 'free'])
+Cell = collections.namedtuple('Cell', ['ordering', 'free', 'fault'],
+                              defaults=(None,))
+Cell.__doc__ = """One cell of the matrix: ordering, way of freeing, fault.
+
+``fault`` is None, or :data:`GHOST`: placement's DELETE commits only its
+first step (the allocations go, the consumer record stays) and answers
+500, in every run of the cell.
+"""
+
+GHOST = 'ghost'
 
 
-def all_cells():
-    """The 2 × 2 matrix, corrected order first."""
-    return [Cell(o, f) for o in race.ORDERINGS
-            for f in race.FREE_METHODS]
+def all_cells(ghost=False):
+    """The 2 × 2 matrix, corrected order first.
+
+    :param ghost: also the cells freeing with a DELETE that leaves a ghost
+    """
+    cells = [Cell(o, f) for o in race.ORDERINGS for f in race.FREE_METHODS]
+    if ghost:
+        cells += [Cell(o, race.DELETE, GHOST) for o in race.ORDERINGS]
+    return cells
 
 
 def _short_detail(resp):
@@ -170,7 +184,19 @@ class ShelveRaceProgram(object):
             placement=self.placement, shared=True,
             providers=self.providers)
         scn.setUp()
+        if self.cell.fault == GHOST:
+            self.placement.fail_consumer_cleanup()
         return scn
+
+    def _finish(self, scn, results):
+        """The run's outcome; then its fault disarmed and state removed."""
+        try:
+            self.placement.clear_faults()
+            return outcomes.classify(scn, results)
+        finally:
+            if self.cell.fault == GHOST:
+                scn.remove_ghost()
+            scn.cleanUp()
 
     def __call__(self, controller):
         scn = self._scenario()
@@ -182,13 +208,9 @@ class ShelveRaceProgram(object):
         scn.store.interceptor = StoreStepper(controller, names)
 
         def check(results):
-            try:
-                session.mount(self.placement.endpoint,
-                              self.placement.transport)
-                scn.store.interceptor = None
-                return outcomes.classify(scn, results)
-            finally:
-                scn.cleanUp()
+            session.mount(self.placement.endpoint, self.placement.transport)
+            scn.store.interceptor = None
+            return self._finish(scn, results)
         return explorer.RunSpec(actors=_actors(scn), check=check)
 
     def close(self):
@@ -267,10 +289,7 @@ def _random_runs(program, runs, rng, poll_interval, max_start_delay, counts,
             thread.start()
         for thread in threads:
             thread.join()
-        try:
-            for label in outcomes.classify(scn, results):
-                counts[label] += 1
-        finally:
-            scn.cleanUp()
+        for label in program._finish(scn, results):
+            counts[label] += 1
         if progress:
             progress(index + 1)

@@ -125,6 +125,21 @@ class ShelveScenario(fixtures.Fixture):
             for rp in (self.src, self.dst):
                 self.client.delete_resource_provider(ctx, rp)
 
+    def remove_ghost(self):
+        """Remove a consumer record placement kept without allocations.
+
+        No request removes a ghost consumer outright (``DELETE`` answers
+        404 for a consumer without allocations, an empty ``PUT`` changes
+        nothing): claim it back with its generation, as the scheduler does
+        (see ``SchedulerReportClient._claim_ghost``), then free it.
+        """
+        ctx = context.get_admin_context()
+        self.client.claim_resources(ctx, self.instance.uuid,
+                                    alloc_request(self.src), PROJECT, USER,
+                                    CLAIM_VERSION)
+        self.client.delete_allocation_for_instance(ctx, self.instance.uuid,
+                                                   force=True)
+
     def shelve_offload(self):
         """Run the compute manager's shelve-offload."""
         self.compute.shelve_offload_instance(self.compute_ctx, self.instance,

@@ -189,15 +189,46 @@ class AllocationsMixin(object):
     def delete_allocations(self, consumer):
         """Drop a consumer's allocations and record; no generation moves.
 
+        Two steps, as in placement, which runs them in two transactions:
+        the allocations go first, then the consumers left without any. If
+        the second step fails (see :meth:`fail_consumer_cleanup`), the
+        allocations are gone and the consumer record stays at its
+        generation: a *ghost* consumer.
+
         :param consumer: the consumer uuid (exact match).
         :raises NotFound: the consumer has no allocations.
+        :raises DatabaseError: the second step failed.
         """
         with self._lock:
             if not self._allocations.get(consumer):
                 raise exception.NotFound(
                     "No allocations for consumer '%s'" % consumer)
             del self._allocations[consumer]
-            self._consumers.pop(consumer, None)
+            self._delete_consumers_if_no_allocations([consumer])
+
+    def fail_consumer_cleanup(self, times=1):
+        """Make the next ``times`` consumer clean-ups of a DELETE fail.
+
+        As a database error between placement's two steps would (seen: a
+        locked sqlite database under two workers; a deadlock victim, a
+        failover or a lost connection does the same elsewhere): the
+        ``DELETE /allocations/{c}`` that hits it answers 500 with the
+        allocations gone and the consumer kept.
+
+        :param times: how many clean-ups in a row fail from now on (0
+            disarms).
+        """
+        with self._lock:
+            self._cleanup_faults = times
+
+    def _delete_consumers_if_no_allocations(self, uuids):
+        if self._cleanup_faults:
+            self._cleanup_faults -= 1
+            raise exception.DatabaseError(
+                statement='DELETE FROM consumers WHERE consumers.uuid IN (?)')
+        for uuid in uuids:
+            if not self._allocations.get(uuid):
+                self._consumers.pop(uuid, None)
 
     def _ensure_consumer(self, write, check_generation, created):
         record = self._consumers.get(write.uuid)

@@ -50,6 +50,8 @@ class PlacementState(inventory.InventoriesMixin,
         self._consumers = {}
         self._allocations = {}
         self._seq = itertools.count(1)
+        # Consumer clean-ups still to fail (see fail_consumer_cleanup).
+        self._cleanup_faults = 0
 
     # -- introspection ----------------------------------------------------
 

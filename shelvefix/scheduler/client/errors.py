@@ -7,6 +7,7 @@ matched once, in :func:`is_consumer_generation_conflict`, and tested.
 """
 
 import collections
+import re
 
 from keystoneauth1 import exceptions as ks_exc
 
@@ -19,6 +20,11 @@ CONSUMER_GENERATION_CONFLICT = 'consumer generation conflict'
 # response: connection refused, timeouts, no endpoint.
 TRANSPORT_ERRORS = (ks_exc.ConnectionError, ks_exc.EndpointNotFound,
                     ks_exc.DiscoveryFailure, ks_exc.RequestTimeout)
+
+# "... consumer generation conflict - expected 1 but got None": what
+# placement holds comes first, then what it was sent.
+_EXPECTED_GENERATION_RE = re.compile(
+    CONSUMER_GENERATION_CONFLICT + r' - expected (null|None|\d+) but got')
 
 PlacementError = collections.namedtuple(
     'PlacementError', ['status', 'code', 'detail', 'text'])
@@ -75,6 +81,27 @@ def is_consumer_generation_conflict(err):
     """
     return (err.status == 409 and err.code == CONCURRENT_UPDATE and
             CONSUMER_GENERATION_CONFLICT in (err.detail or ''))
+
+
+def expected_consumer_generation(err):
+    """The generation placement holds, from a consumer generation conflict.
+
+    :param err: a :class:`PlacementError` for which
+        :func:`is_consumer_generation_conflict` is true
+    :returns: ``(found, generation)``: ``found`` is False when the detail
+        does not say; ``generation`` is an int, or None when placement
+        knows no such consumer ("expected null")
+    """
+    match = _EXPECTED_GENERATION_RE.search(err.detail or '')
+    if match is None:
+        return False, None
+    value = match.group(1)
+    return True, None if value in ('null', 'None') else int(value)
+
+
+def is_server_error(err):
+    """True if placement itself failed (a 5xx), not the request."""
+    return err.status >= 500
 
 
 def is_provider_generation_conflict(err):

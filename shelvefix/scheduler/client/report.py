@@ -116,7 +116,8 @@ class SchedulerReportClient(writes.AllocationWrites,
         if resp.status_code != 200:
             err = errors.error_from_response(resp)
             raise exception.ConsumerAllocationRetrievalFailed(
-                consumer_uuid=consumer, error=errors.describe(err))
+                consumer_uuid=consumer, error=errors.describe(err),
+                placement_error=err)
         try:
             body = resp.json()
             body['allocations'].items()
@@ -235,13 +236,52 @@ class SchedulerReportClient(writes.AllocationWrites,
             payload['user_id'] = user_id
             if send_generation:
                 payload['consumer_generation'] = generation
-            self._put_allocations(context, consumer_uuid, payload,
-                                  version=version)
+            try:
+                self._put_allocations(context, consumer_uuid, payload,
+                                      version=version)
+            except exception.AllocationUpdateConflict as conflict:
+                if (current['allocations'] or not send_generation or
+                        generation is not None):
+                    raise
+                self._claim_ghost(context, consumer_uuid, payload, version,
+                                  conflict)
             return True
 
         LOG.debug('Attempting to claim resources in the placement API for '
                   'consumer %s', consumer_uuid)
         return self._with_retries('claim_resources', consumer_uuid, attempt)
+
+    def _claim_ghost(self, context, consumer_uuid, payload, version,
+                     conflict):
+        """Claim for a consumer placement keeps without allocations.
+
+        A claim that read no allocations sends ``consumer_generation:
+        null``; placement refuses it if it still holds a consumer record
+        with no allocations (a *ghost*: its ``DELETE /allocations`` deletes
+        the allocations and then, in a separate transaction, the consumer,
+        and the second step can fail). Read the consumer again: if it now
+        holds allocations, someone else claimed, and their claim stands
+        (the conflict is raised). If it still holds none, send the
+        generation placement reported once: placement checks it, so the
+        write fails if anything changed the consumer meanwhile. Nothing
+        anyone wrote can be overwritten. See README, "Ghost consumers".
+
+        :raises AllocationUpdateConflict: ``conflict``, or the retry's
+        """
+        found, expected = errors.expected_consumer_generation(
+            conflict.kwargs['placement_error'])
+        if not found or expected is None:
+            raise conflict
+        current = self.get_allocs_for_consumer(context, consumer_uuid)
+        if current['allocations']:
+            raise conflict
+        LOG.warning('Placement keeps consumer %(consumer)s at generation '
+                    '%(generation)d without allocations (a ghost consumer); '
+                    'claiming with that generation',
+                    {'consumer': consumer_uuid, 'generation': expected})
+        self._put_allocations(context, consumer_uuid,
+                              dict(payload, consumer_generation=expected),
+                              version=version)
 
     # -- freeing allocations
 
@@ -284,8 +324,8 @@ class SchedulerReportClient(writes.AllocationWrites,
                               '%(uuid)s', what)
                     return False
                 if resp.status_code != 204:
-                    raise failed(errors.describe(
-                        errors.error_from_response(resp)))
+                    err = errors.error_from_response(resp)
+                    raise failed(errors.describe(err), err=err)
                 LOG.info('Deleted allocations for %(consumer_type)s '
                          '%(uuid)s', what)
                 return True
@@ -297,7 +337,8 @@ class SchedulerReportClient(writes.AllocationWrites,
             current = self.get_allocs_for_consumer(context, uuid)
         except exception.ConsumerAllocationRetrievalFailed as e:
             raise failed('while reading the consumer generation: %s'
-                         % e.kwargs['error'], e)
+                         % e.kwargs['error'], e,
+                         err=e.kwargs.get('placement_error'))
         if not current['allocations']:
             LOG.debug('Cannot delete allocation for %s consumer in placement '
                       'as consumer does not exist', uuid)

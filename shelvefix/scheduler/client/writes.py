@@ -109,5 +109,15 @@ class AllocationWrites(object):
                 return True
             raise failed(errors.describe_transport_error(e), e)
         if resp.status_code >= 500 and self._landed(context, uuid, {}):
+            # Placement's DELETE removes the allocations, then the consumer
+            # in a second transaction: a 5xx after the first leaves the
+            # record behind. Nothing here can remove it without a write
+            # that would create one for an unknown consumer; the next claim
+            # for the consumer takes it over (see _claim_ghost).
+            LOG.warning('Placement answered %(status)d to freeing consumer '
+                        '%(uuid)s but holds no allocations for it: the free '
+                        'took effect. Placement may keep the consumer '
+                        'record (a ghost consumer) until the next claim for '
+                        'it.', {'status': resp.status_code, 'uuid': uuid})
             return True
         return judge(resp)

@@ -42,7 +42,9 @@ class FaultMatrixTestCase(testscenarios.WithScenarios, base.TestCase):
             [], [(c.free, c.point, c.kind.name, c.violations)
                  for c in cases if c.violations])
         summary = fault_matrix.summary(cases)
-        self.assertEqual(len(fault_matrix.KINDS) * (3 + 4),
+        # Every transport fault at the 3 + 4 requests of both ways of
+        # freeing, and the partly committed DELETE at the one DELETE.
+        self.assertEqual((len(fault_matrix.KINDS) - 1) * (3 + 4) + 1,
                          summary['faults_tried'])
         self.assertEqual(0, summary['lost'])
         # Most faults surface as failures; lost replies of committed
@@ -51,6 +53,10 @@ class FaultMatrixTestCase(testscenarios.WithScenarios, base.TestCase):
                     for c in cases if not c.failed}
         self.assertIn(('claim', 'PUT', 'timeout after commit'), absorbed)
         self.assertIn(('offload', 'DELETE', '500 after commit'), absorbed)
+        # A ghost consumer left by placement: absorbed by the offload
+        # (the allocations are gone), healed by the claim.
+        self.assertIn(('offload', 'DELETE', 'DELETE partly committed'),
+                      absorbed)
         for case in cases:
             if case.failed:
                 self.assertIsInstance(case.error,
@@ -89,6 +95,20 @@ class FaultChecksCanFailTestCase(base.TestCase):
         self.assertEqual('timeout after commit', case.kind.name)
         self.assertIn('failed claim left allocations', case.violations[0])
 
+    def test_ghost_without_healing_is_caught(self):
+        def no_healing(self_, context, consumer_uuid, payload, version,
+                       conflict):
+            raise conflict
+        ghost = [k for k in fault_matrix.KINDS
+                 if k.when == fault_matrix.INSIDE][0]
+        with mock.patch.object(report.SchedulerReportClient, '_claim_ghost',
+                               no_healing):
+            case = fault_matrix.run_case(
+                self.placement, race.DELETE,
+                fault_matrix.Point('offload', 'DELETE', 1), ghost)
+        self.assertIn('claim retry failed', ' '.join(case.violations))
+        self.assertIn('expected 1 but got None', ' '.join(case.violations))
+
     def test_unclear_failure_is_caught(self):
         def silent_free(self_, context, instance):
             raise RuntimeError('boom')
@@ -110,7 +130,7 @@ class FaultsCommandTestCase(base.TestCase):
         self.assertEqual(0, main.main(['faults', '--backend', 'double',
                                        '--free', 'delete'], out=out))
         text = out.getvalue()
-        self.assertIn('double             27', text)
+        self.assertIn('double             28', text)
         self.assertIn('Lost: 0 (must be 0)', text)
         out = io.StringIO()
         self.assertEqual(0, main.main(['faults', '--backend', 'double',

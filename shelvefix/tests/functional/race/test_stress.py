@@ -52,6 +52,19 @@ class StressTestCase(base.TestCase):
         self.assertTrue(stress.bad(result) & {outcomes.SCHEDULER_409,
                                               outcomes.CLAIM_WIPED})
 
+    def test_placement_failures_are_reported_not_judged(self):
+        # Placement fails three of compute's frees: each of those offloads
+        # stops (the server stays shelved on its host), the client stops
+        # waiting for it, and the next cycle offloads it again.
+        self.placement.inject_fault(method='DELETE', status=500, times=3)
+        result = stress.run(self.placement, race.CORRECTED, race.DELETE,
+                            servers=2, cycles=4, poll_interval=0.001)
+        self.assertEqual(3, result.counts[outcomes.PLACEMENT_FAILED])
+        self.assertEqual(5, result.counts[outcomes.OK])
+        self.assertEqual(set(), stress.bad(result))
+        self.assertEqual(result.usage_expected, result.usage_actual)
+        self.assertEqual({}, self.placement.state.consumers)
+
     def test_usage_mismatch_is_reported(self):
         result = stress.StressResult('corrected', 'delete', 1, 1, 1.0,
                                      {outcomes.OK: 1}, {'a': {'VCPU': 1}},

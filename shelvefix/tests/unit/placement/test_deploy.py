@@ -134,8 +134,8 @@ class PipelineTestCase(base.PlacementTestCase):
         self.assertNotIn('x-openstack-request-id', resp.headers)
         # Logged with its traceback: a bug in the double must not pass
         # silently for a 500 (which a client may take for a lost reply).
-        self.assertIn('Uncaught exception serving GET /resource_providers/%s'
-                      % base.RP1, log.output)
+        self.assertIn('Placement API unexpected error: kaboom (GET '
+                      '/resource_providers/%s)' % base.RP1, log.output)
         self.assertIn('Traceback (most recent call last)', log.output)
         self.assertIn('RuntimeError: kaboom', log.output)
 

@@ -1,9 +1,11 @@
 """Tests for shelvefix.race.outcomes: labels from exception types."""
 
+from keystoneauth1 import exceptions as ks_exc
 import testtools
 
 from shelvefix import exception
 from shelvefix.race import outcomes
+from shelvefix.scheduler.client import errors
 
 DST = 'dst-provider'
 SRC = 'src-provider'
@@ -54,3 +56,36 @@ class OutcomeLabelsTestCase(testtools.TestCase):
             ['ok', 'scheduler 409', 'claim wiped', 'a other', 'z other'],
             outcomes.ordered({'z other', 'claim wiped', 'ok', 'a other',
                               'scheduler 409'}))
+
+
+class PlacementFailedTestCase(testtools.TestCase):
+    """Placement failing is told apart from the ordering's outcomes."""
+
+    def error(self, status, cls=exception.AllocationUpdateFailed):
+        return cls(consumer_uuid='c', error='e',
+                   placement_error=errors.PlacementError(status, None, 'x',
+                                                         'x'))
+
+    def test_server_errors_and_no_answer(self):
+        self.assertTrue(outcomes.placement_failed(self.error(500)))
+        self.assertFalse(outcomes.placement_failed(self.error(400)))
+        lost = exception.AllocationDeleteFailed(consumer_uuid='c', error='e')
+        lost.__cause__ = ks_exc.ConnectFailure('refused')
+        self.assertTrue(outcomes.placement_failed(lost))
+        self.assertFalse(outcomes.placement_failed(
+            exception.AllocationDeleteFailed(consumer_uuid='c', error='e')))
+        # Through a chain: a free that failed while reading the consumer.
+        outer = exception.AllocationDeleteFailed(consumer_uuid='c',
+                                                 error='e')
+        outer.__cause__ = self.error(
+            503, exception.ConsumerAllocationRetrievalFailed)
+        self.assertTrue(outcomes.placement_failed(outer))
+
+    def test_labels(self):
+        labels = outcomes.outcome_labels(self.error(500), self.error(500),
+                                         False, {}, DST, True)
+        self.assertEqual([outcomes.PLACEMENT_FAILED], labels)
+        self.assertFalse(outcomes.is_ordering_failure(
+            outcomes.PLACEMENT_FAILED))
+        self.assertTrue(outcomes.is_ordering_failure(outcomes.SCHEDULER_409))
+        self.assertFalse(outcomes.is_ordering_failure(outcomes.OK))

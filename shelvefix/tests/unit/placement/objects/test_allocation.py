@@ -69,6 +69,33 @@ class AllocationsTestCase(testtools.TestCase):
         self.assertEqual({}, self.state.consumers)
         self.assertEqual({}, self.state.allocations_for('c'))
 
+    def test_failed_consumer_cleanup_leaves_a_ghost(self):
+        self.replace(write('c', {RP1: {'VCPU': 2}}))
+        self.state.fail_consumer_cleanup()
+        exc = self.assertRaises(exception.DatabaseError,
+                                self.state.delete_allocations, 'c')
+        self.assertIn('database is locked', str(exc))
+        self.assertIn('DELETE FROM consumers', str(exc))
+        # The first step held: no allocations. The consumer stays.
+        self.assertEqual({}, self.state.allocations_for('c'))
+        self.assertEqual(models.Consumer(1, 'p', 'u', None),
+                         self.state.get_consumer('c'))
+        # The ghost refuses a claim for a new consumer...
+        exc = self.assertRaises(exception.ConsumerGenerationConflict,
+                                self.replace, write('c', {RP1: {'VCPU': 1}}))
+        self.assertEqual((1, None), (exc.expected, exc.got))
+        # ... and takes one with its generation. One failure only.
+        self.replace(write('c', {RP1: {'VCPU': 1}}, 1))
+        self.state.delete_allocations('c')
+        self.assertEqual({}, self.state.consumers)
+
+    def test_cleanup_faults_can_be_disarmed(self):
+        self.replace(write('c', {RP1: {'VCPU': 2}}))
+        self.state.fail_consumer_cleanup(2)
+        self.state.fail_consumer_cleanup(0)
+        self.state.delete_allocations('c')
+        self.assertEqual({}, self.state.consumers)
+
     def test_delete_moves_no_generation(self):
         self.replace(write('c', {RP1: {'VCPU': 2}}))
         self.state.delete_allocations('c')

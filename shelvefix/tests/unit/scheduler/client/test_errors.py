@@ -3,6 +3,7 @@
 import json
 
 import requests
+import testtools
 
 from shelvefix.scheduler.client import errors
 from shelvefix.tests import base
@@ -83,3 +84,26 @@ class ConflictKindTestCase(base.TestCase):
                     self._err(500, None, 'boom')):
             self.assertFalse(errors.is_consumer_generation_conflict(err))
             self.assertFalse(errors.is_provider_generation_conflict(err))
+
+
+class ExpectedGenerationTestCase(testtools.TestCase):
+
+    def conflict(self, detail):
+        return errors.PlacementError(409, errors.CONCURRENT_UPDATE, detail,
+                                     '')
+
+    def test_what_placement_holds(self):
+        self.assertEqual((True, 1), errors.expected_consumer_generation(
+            self.conflict('There was a conflict when trying to complete '
+                          'your request. consumer generation conflict - '
+                          'expected 1 but got None')))
+        self.assertEqual((True, None), errors.expected_consumer_generation(
+            self.conflict('consumer generation conflict - expected null '
+                          'but got 3')))
+        self.assertEqual((False, None), errors.expected_consumer_generation(
+            self.conflict('resource provider generation conflict')))
+
+    def test_server_errors(self):
+        self.assertTrue(errors.is_server_error(
+            errors.PlacementError(503, None, 'x', '')))
+        self.assertFalse(errors.is_server_error(self.conflict('x')))
