@@ -4,9 +4,11 @@ Reads nova's ComputeManager._shelve_offload_instance statically (nova is
 never imported) from a nova source tree, a nova package directory, a
 manager.py or a release's wheel or sdist (as pip download fetches it), or
 with --installed from the nova package this Python would import, and
-reports whether the instance's allocations are freed before the save that
-makes SHELVED_OFFLOADED visible, citing file:line for both.
-Exit status: 0 fixed, 1 legacy order, 2 cannot tell (the reason is
+reports whether, on every path through the method (the ComputeManager
+helpers it calls read inline), the instance's allocations are freed before
+any save that makes SHELVED_OFFLOADED visible, citing file:line and the
+path that decided. Exit status: 0 fixed on every path, 1 legacy order on
+some path, 2 cannot tell (the reason and the path that lacks proof are
 printed).
 """
 
@@ -14,9 +16,9 @@ import json
 
 from shelvefix.cmd import common
 
-HELP = ("does a nova tree have the fix? reads nova's _shelve_offload_instance "
-        'statically and cites file:line (exit 0 fixed, 1 legacy order, 2 '
-        'cannot tell)')
+HELP = ("does a nova tree have the fix? follows every path of nova's "
+        '_shelve_offload_instance statically and cites file:line (exit 0 '
+        'fixed, 1 legacy order, 2 cannot tell)')
 
 
 def add_arguments(parser):

@@ -4,42 +4,48 @@ The fix (change I2a6ccaff904c1f0759d55feeeef0ec1da32c65df, Stein, and
 backported to Rocky) moved the freeing of the instance's allocations in
 ``ComputeManager._shelve_offload_instance`` *before* the save that makes
 ``vm_state = SHELVED_OFFLOADED`` visible. :func:`check_path`,
-:func:`check_installed` and :func:`check_source` read the method (see
-:mod:`shelvefix.novacheck.sites`) and answer with a :class:`Result`:
+:func:`check_installed` and :func:`check_source` decide on paths, not on
+line order: they build the method's control-flow graph with the helpers it
+calls inlined (:mod:`shelvefix.novacheck.cfg`), follow the instance down
+every path (:mod:`shelvefix.novacheck.paths`) and answer with a
+:class:`Result`:
 
 ``fixed`` (exit 0)
-    an unconditional free comes before that save;
+    on every path to every save that can make SHELVED_OFFLOADED visible,
+    this instance's allocations were freed first;
 ``legacy`` (exit 1)
-    every free comes after it: the pre-fix order;
+    on some path such a save comes before any free; the path is shown;
 ``unknown`` (exit 2)
-    the answer cannot be read from the code, with the reason (no such
-    method, no free, a free only in a branch, a syntax error...).
-
-Order is source order within the method, which is execution order for
-straight-line code and for ``try``/``with`` blocks; a free or save that a
-branch, loop or exception handler may skip is reported as such, and paths
-cut short by an early ``return`` are not analysed.
+    neither can be proven: the reason, and the path that lacks proof
+    (no such method, no free of this instance, a save the check cannot
+    see into, a syntax error...).
 """
 
 import ast
 
-from shelvefix.novacheck import sites
+from shelvefix.novacheck import cfg
+from shelvefix.novacheck import events
+from shelvefix.novacheck import paths
 from shelvefix.novacheck import source as source_mod
+from shelvefix.novacheck import steps
+from shelvefix.novacheck import values
 
 FIXED = 'fixed'
 LEGACY = 'legacy'
 UNKNOWN = 'unknown'
 EXIT_CODES = {FIXED: 0, LEGACY: 1, UNKNOWN: 2}
 FIX_CHANGE_ID = 'I2a6ccaff904c1f0759d55feeeef0ec1da32c65df'
-METHOD = '%s.%s' % (sites.CLASS_NAME, sites.METHOD_NAME)
+METHOD = '%s.%s' % (steps.CLASS_NAME, steps.METHOD_NAME)
 
 HEADLINES = {
     FIXED: 'FIXED: %s frees the instance\'s allocations before the save '
-           'that makes SHELVED_OFFLOADED visible.' % METHOD,
+           'that makes SHELVED_OFFLOADED visible, on every path.' % METHOD,
     LEGACY: 'LEGACY ORDER: %s saves vm_state = SHELVED_OFFLOADED before it '
             'frees the instance\'s allocations.' % METHOD,
     UNKNOWN: 'CANNOT TELL: %s',
 }
+PATH_HEADINGS = {FIXED: 'one such path', LEGACY: 'the path',
+                 UNKNOWN: 'the path without proof'}
 
 LEGACY_ADVICE = (
     '  An unshelve started as soon as the server shows SHELVED_OFFLOADED\n'
@@ -52,21 +58,24 @@ class Result(object):
     """The verdict on one compute manager file.
 
     :ivar status: :data:`FIXED`, :data:`LEGACY` or :data:`UNKNOWN`
-    :ivar reason: why, in one sentence (always set for UNKNOWN)
+    :ivar reason: why, in one sentence
     :ivar display: the file as evidence names it
     :ivar filename: the file that was read (None if none was found)
     :ivar version: the installed nova version, when known
     :ivar method_line: where ``_shelve_offload_instance`` starts
-    :ivar free: the free :class:`~shelvefix.novacheck.sites.Site` the
-        verdict rests on, or None
+    :ivar free: the :class:`~shelvefix.novacheck.paths.Site` freeing the
+        allocations on the path that decided, or None
     :ivar state: the site setting ``vm_state = SHELVED_OFFLOADED``
     :ivar save: the save that makes that state visible
+    :ivar path: the :class:`~shelvefix.novacheck.paths.PathStep` lines of
+        the path that decided (empty when no path did)
+    :ivar states: how many (step, state) pairs were explored
     :ivar notes: further findings worth reading (list of str)
     """
 
     def __init__(self, status, reason=None, display=None, filename=None,
                  version=None, method_line=None, free=None, state=None,
-                 save=None, notes=None):
+                 save=None, notes=None, path=None):
         self.status = status
         self.reason = reason
         self.display = display
@@ -77,6 +86,8 @@ class Result(object):
         self.state = state
         self.save = save
         self.notes = notes or []
+        self.path = path or []
+        self.states = 0
 
     @property
     def exit_code(self):
@@ -96,6 +107,8 @@ class Result(object):
             'free': self._site_dict(self.free),
             'state': self._site_dict(self.state),
             'save': self._site_dict(self.save),
+            'witness': [dict(step._asdict()) for step in self.path],
+            'states_explored': self.states,
             'notes': list(self.notes),
         }
 
@@ -105,8 +118,7 @@ class Result(object):
         data = {'line': site.node.lineno,
                 'end_line': site.node.end_lineno,
                 'source': site.source,
-                'evidence': self.evidence(site),
-                'only_when': site.all_guards}
+                'evidence': self.evidence(site)}
         if site.receiver is not None:
             data['receiver'] = dict(site.receiver)
         if site.via is not None:
@@ -126,12 +138,19 @@ class Result(object):
         headline = HEADLINES[self.status]
         lines.append(headline % self.reason if self.status == UNKNOWN
                      else headline)
-        if self.free is not None:
-            lines.extend(self._site_lines('frees allocations', self.free))
-        if self.state is not None:
-            lines.extend(self._site_lines('sets the state', self.state))
-        if self.save is not None:
-            lines.extend(self._site_lines('saves it', self.save))
+        if self.status != UNKNOWN and self.reason:
+            lines.append('  %s' % self.reason)
+        for label, site in (('frees allocations', self.free),
+                            ('sets the state', self.state),
+                            ('saves it', self.save)):
+            if site is not None:
+                lines.extend(self._site_lines(label, site))
+        if self.path:
+            lines.append('  %s:' % PATH_HEADINGS[self.status])
+            for step in self.path:
+                lines.append('    %s:%d: %s%s%s' % (
+                    self.display, step.line, '  ' * step.depth, step.source,
+                    ' -> %s' % step.note if step.note else ''))
         lines.extend('  note: %s' % note for note in self.notes)
         if self.status == LEGACY:
             lines.append(LEGACY_ADVICE)
@@ -139,17 +158,15 @@ class Result(object):
 
     def _site_lines(self, label, site):
         lines = ['  %-18s %s' % (label + ':', self.evidence(site))]
-        receiver = site.receiver or {}
-        if receiver.get('binding'):
-            lines.append('  %-18s %s:%d: %s' % (
-                '%s bound at:' % receiver['expression'], self.display,
-                receiver['bound_at'], receiver['binding']))
         inner = site.via
         while inner is not None:
             lines.append('  %-18s %s' % ('which calls:', self.evidence(inner)))
             inner = inner.via
-        for guard in site.all_guards:
-            lines.append('  %-18s %s' % ('only when:', guard))
+        receiver = site.innermost.receiver or {}
+        if receiver.get('binding'):
+            lines.append('  %-18s %s:%d: %s' % (
+                '%s bound at:' % receiver['expression'], self.display,
+                receiver['bound_at'], receiver['binding']))
         return lines
 
 
@@ -191,11 +208,13 @@ def check_file(manager):
     return result
 
 
-def check_source(text, display=source_mod.MANAGER_RELPATH):
+def check_source(text, display=source_mod.MANAGER_RELPATH,
+                 class_name=steps.CLASS_NAME):
     """Check compute manager source text.
 
     :param text: the contents of ``nova/compute/manager.py``
     :param display: the name evidence uses for the file
+    :param class_name: the compute manager class in ``text``
     :returns: a :class:`Result`
     """
     try:
@@ -203,103 +222,142 @@ def check_source(text, display=source_mod.MANAGER_RELPATH):
     except SyntaxError as e:
         return Result(UNKNOWN, 'syntax error in %s line %s: %s'
                       % (display, e.lineno, e.msg), display=display)
-    return judge(sites.analyse(tree), display)
+    return check_tree(tree, display, class_name)
 
 
-def judge(analysis, display):
-    """Read the verdict off an analysis.
-
-    :param analysis: a :class:`~shelvefix.novacheck.sites.Analysis`
-    :param display: the name evidence uses for the file
-    :returns: a :class:`Result`
-    """
-    if analysis.cls is None:
-        return Result(UNKNOWN, 'no class %s in %s'
-                      % (sites.CLASS_NAME, display),
+def check_tree(tree, display, class_name=steps.CLASS_NAME):
+    """Check a parsed compute manager (``ast.Module``)."""
+    cls, method = steps.find_method(tree, class_name)
+    if cls is None:
+        return Result(UNKNOWN, 'no class %s in %s' % (class_name, display),
                       display=display)
-    if analysis.method is None:
-        return Result(UNKNOWN, 'no %s in %s' % (sites.METHOD_NAME,
-                                                sites.CLASS_NAME),
+    if method is None:
+        return Result(UNKNOWN, 'no %s in %s' % (steps.METHOD_NAME,
+                                                class_name),
                       display=display)
-    result = Result(UNKNOWN, display=display,
-                    method_line=analysis.method.lineno)
-    state, save = _visible_save(analysis, result)
-    result.state, result.save = state, save
-    if not analysis.frees:
-        result.reason = (
-            'allocations are never freed in %s (no call of %s, directly or '
-            'through another %s method)' % (
-                sites.METHOD_NAME,
-                ' or '.join(sites.FREE_METHODS),
-                sites.CLASS_NAME))
-        return result
-    if state is None:
-        result.free = analysis.frees[0]
-        result.reason = ('vm_state is never set to SHELVED_OFFLOADED in %s'
-                         % sites.METHOD_NAME)
-        return result
-    if save is None:
-        result.free = analysis.frees[0]
-        result.reason = (
-            'vm_state = SHELVED_OFFLOADED is set at line %d but %s is not '
-            'saved after it in %s' % (state.node.lineno, state.obj,
-                                      sites.METHOD_NAME))
-        return result
-    before = [f for f in analysis.frees if f.position < save.position]
-    after = [f for f in analysis.frees if f.position > save.position]
-    always_before = [f for f in before if not f.all_guards]
-    if always_before:
-        result.status, result.free = FIXED, always_before[0]
-        result.reason = ('allocations are freed at line %d, before the save '
-                         'at line %d' % (result.free.node.lineno,
-                                         save.node.lineno))
-    elif not before and after:
-        result.status, result.free = LEGACY, after[0]
-        result.reason = ('allocations are freed at line %d, after the save '
-                         'at line %d' % (result.free.node.lineno,
-                                         save.node.lineno))
-        if after[0].all_guards:
-            result.notes.append('even that free is conditional')
-    elif not before:
-        # One helper call both saves the state and frees: which comes first
-        # is inside it, where the save is not followed.
-        result.free = analysis.frees[0]
-        result.reason = ('the call at line %d both saves SHELVED_OFFLOADED '
-                         'and frees the allocations' % save.node.lineno)
-    else:
-        result.free = before[0]
-        result.reason = (
-            'allocations are freed before the save at line %d only in a '
-            'branch (%s); on the other paths they are %s' % (
-                save.node.lineno, '; '.join(before[0].all_guards),
-                'freed only after it (line %d)' % after[0].node.lineno
-                if after else 'not freed in %s' % sites.METHOD_NAME))
-    for site in analysis.frees:
-        if site is not result.free:
-            result.notes.append('allocations are also freed at %s'
-                                % result.evidence(site))
+    found = paths.explore(cfg.build(cls, method))
+    result = judge(found, Result(UNKNOWN, display=display,
+                                 method_line=method.lineno))
+    result.states = found.states
     return result
 
 
-def _visible_save(analysis, result):
-    """The state site and the first save of that object after it.
+def judge(found, result):
+    """Read the verdict off an :class:`~shelvefix.novacheck.paths.Exploration`.
 
-    The first unconditional state change counts; a conditional one only
-    if there is nothing else, with a note.
+    :param result: the :class:`Result` to fill in
+    :returns: ``result``
     """
-    if not analysis.states:
-        return None, None
-    unconditional = [s for s in analysis.states if not s.guards]
-    state = (unconditional or analysis.states)[0]
-    if state.guards:
-        result.notes.append('vm_state is set to SHELVED_OFFLOADED only when '
-                            '%s' % '; '.join(state.guards))
-    saves = [s for s in analysis.saves
-             if s.obj == state.obj and s.position >= state.position]
-    if not saves:
-        return state, None
-    save = saves[0]
-    if save.guards:
-        result.notes.append('the save that makes SHELVED_OFFLOADED visible '
-                            'runs only when %s' % '; '.join(save.guards))
-    return state, save
+    result.notes.extend('line %d %s' % (step.line, what)
+                        for step, what in found.other_frees.items())
+    if not found.frees:
+        return _never_freed(found, result)
+    if not found.sets:
+        result.free = paths.site_of(found.frees[0][0])
+        result.reason = ('vm_state is never set to SHELVED_OFFLOADED in %s'
+                         % steps.METHOD_NAME)
+        return result
+    if found.unfreed:
+        return _legacy(found, result, found.unfreed[0])
+    if found.doubtful:
+        return _doubtful(found, result, found.doubtful[0])
+    if not found.proven:
+        state = found.sets[0][0]
+        result.state = paths.site_of(state)
+        result.free = paths.site_of(found.frees[0][0])
+        result.reason = (
+            'vm_state = SHELVED_OFFLOADED is set at line %d but the instance '
+            'is not saved after it in %s' % (_line(result.state),
+                                             steps.METHOD_NAME))
+        return result
+    finding = found.proven[0]
+    pairs = found.keys_to(finding.key)
+    _evidence(found, result, pairs)
+    result.status = FIXED
+    result.reason = (
+        'every path to a save of SHELVED_OFFLOADED frees the allocations '
+        'first (%d program states explored); the first save is at line %d, '
+        'after the free at line %d' % (found.states,
+                                       _line(result.save),
+                                       _line(result.free)))
+    result.path = found.path(pairs)
+    return result
+
+
+def _line(site):
+    """The line a site really is on, inside helpers if it is in one."""
+    return site.innermost.node.lineno
+
+
+def _evidence(found, result, pairs):
+    """Free, state and save sites from the path ``pairs``."""
+    for key, label in pairs:
+        if label == 'raises':
+            continue
+        for event in found.events_at(key):
+            if event.kind == events.FREE and result.free is None:
+                result.free = paths.site_of(key[0])
+            elif event.kind == events.SET and event.level == values.YES:
+                result.state = paths.site_of(key[0])
+    result.save = paths.site_of(pairs[-1][0][0])
+
+
+def _legacy(found, result, finding):
+    pairs = found.keys_to(finding.key)
+    _evidence(found, result, pairs)
+    save = _line(result.save)
+    onward = found.onward(finding.key, events.FREE)
+    result.status = LEGACY
+    if onward:
+        pairs = pairs[:-1] + onward
+        result.free = paths.site_of(onward[-1][0][0])
+        result.reason = ('on the path shown, the save at line %d makes '
+                         'SHELVED_OFFLOADED visible before the allocations '
+                         'are freed at line %d'
+                         % (save, _line(result.free)))
+    else:
+        result.free = paths.site_of(min(
+            (key[0] for key in found.frees), key=lambda s: s.index))
+        result.reason = ('on the path shown, the save at line %d makes '
+                         'SHELVED_OFFLOADED visible and the allocations are '
+                         'not freed at all' % save)
+    result.path = found.path(pairs)
+    return result
+
+
+def _doubtful(found, result, finding):
+    pairs = found.keys_to(finding.key)
+    _evidence(found, result, pairs)
+    result.free = paths.site_of(found.frees[0][0])
+    step, state = finding.key
+    line = _line(result.save)
+    event = finding.event
+    if event.kind == events.MAY_SAVE:
+        result.reason = ('at line %d %s, with vm_state set to '
+                         'SHELVED_OFFLOADED and the allocations not freed'
+                         % (line, event.what))
+    elif state.maybe_freed is not None and event.level == values.YES:
+        result.reason = ('the save at line %d makes SHELVED_OFFLOADED '
+                         'visible, and the allocations are freed before it '
+                         'only if %s' % (line, state.maybe_freed))
+    else:
+        result.reason = ('the save at line %d may make SHELVED_OFFLOADED '
+                         'visible (vm_state may have been set to it) before '
+                         'the allocations are freed' % line)
+    result.path = found.path(pairs)
+    return result
+
+
+def _never_freed(found, result):
+    reasons = ['%s (line %d)' % (what, step.line)
+               for step, what in found.maybe_frees.items()]
+    result.reason = (
+        'allocations are never freed in %s (no call of %s given this '
+        'instance, directly or through another %s method%s)' % (
+            steps.METHOD_NAME, ' or '.join(values.FREE_METHODS),
+            steps.CLASS_NAME,
+            '; ' + '; '.join(reasons) if reasons else ''))
+    findings = found.unfreed or found.doubtful or found.proven
+    if findings:
+        _evidence(found, result, found.keys_to(findings[0].key))
+    return result

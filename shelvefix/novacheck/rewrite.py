@@ -1,9 +1,10 @@
 """Rewrite nova's compute manager into the shapes and orders it has had.
 
 The rewrites work on the text of ``nova/compute/manager.py`` (or any module
-with a ``ComputeManager``), using :mod:`shelvefix.novacheck.sites` to
-find the statements, and move or replace whole lines so everything else,
-comments included, stays as nova wrote it:
+with a ``ComputeManager``), using the verdict of
+:mod:`shelvefix.novacheck.check` to find the statements (the free and the
+save on the path that proved the fixed order), and move or replace whole
+lines so everything else, comments included, stays as nova wrote it:
 
 * :func:`legacy_order` moves the statement that frees the allocations to
   just after the save that makes SHELVED_OFFLOADED visible: the order
@@ -29,7 +30,7 @@ import sys
 import textwrap
 
 from shelvefix.novacheck import check
-from shelvefix.novacheck import sites
+from shelvefix.novacheck import steps
 
 
 class RewriteError(ValueError):
@@ -37,12 +38,12 @@ class RewriteError(ValueError):
 
 
 def _fixed_sites(text, class_name):
-    analysis = sites.analyse(ast.parse(text), class_name=class_name)
-    result = check.judge(analysis, '<rewrite>')
+    tree = ast.parse(text)
+    result = check.check_tree(tree, '<rewrite>', class_name)
     if result.status != check.FIXED:
         raise RewriteError('expected the fixed order, the check says %s: %s'
                            % (result.status, result.reason))
-    return analysis.method, result.free, result.save
+    return steps.find_method(tree, class_name)[1], result.free, result.save
 
 
 def _top_level(method, node):
@@ -53,7 +54,7 @@ def _top_level(method, node):
     raise RewriteError('line %d is not in %s' % (node.lineno, method.name))
 
 
-def legacy_order(text, class_name=sites.CLASS_NAME):
+def legacy_order(text, class_name=steps.CLASS_NAME):
     """Move the free after the save that makes SHELVED_OFFLOADED visible.
 
     :param text: a compute manager in the fixed order
@@ -77,7 +78,7 @@ def legacy_order(text, class_name=sites.CLASS_NAME):
 
 
 def _replace_free(text, make_lines):
-    method, free, _save = _fixed_sites(text, sites.CLASS_NAME)
+    method, free, _save = _fixed_sites(text, steps.CLASS_NAME)
     stmt = _top_level(method, free.node)
     if stmt is not free.stmt or free.via is not None:
         raise RewriteError('the free at line %d is not a statement of its '
@@ -121,7 +122,7 @@ def class_source(cls):
     return textwrap.dedent(''.join(lines)), first_line
 
 
-def rewrite_method(cls, rewrite, name, method_name=sites.METHOD_NAME):
+def rewrite_method(cls, rewrite, name, method_name=steps.METHOD_NAME):
     """A subclass of ``cls`` whose ``method_name`` runs rewritten code.
 
     The rewrite sees the whole class (so a statement reached through a

@@ -62,7 +62,7 @@ class HistoricalShapesTestCase(testtools.TestCase):
         self.assertEqual('instance.save(expected_task_state=[task_states.'
                          'SHELVING, task_states.SHELVING_OFFLOADING])',
                          result.save.source)
-        self.assertEqual([], result.free.all_guards)
+        self.assertIsNone(result.free.via)
         self.assertEqual('self.rt', result.free.receiver['expression'])
         self.assertIsNone(result.free.receiver['binding'])
 
@@ -111,16 +111,18 @@ class StateAndSaveShapesTestCase(testtools.TestCase):
                              result.save.node.lineno)
 
     def test_other_manager_helpers_given_the_state_save(self):
-        for call, obj in (('self._set_state(instance, vm_state=vm_states.'
-                           'SHELVED_OFFLOADED)', 'instance'),
-                          ('self._offloaded(vm_state=SHELVED_OFFLOADED)',
-                           None)):
+        # Helpers the class does not define, so the check cannot read them.
+        for call in ('self._set_state(instance, vm_state=vm_states.'
+                     'SHELVED_OFFLOADED)',
+                     'self._offloaded(vm_state=SHELVED_OFFLOADED)'):
             text = body("setattr(instance, 'task_state', None)",
                         FREE + '(context, instance)', call)
             result = check.check_source(text)
             self.assertEqual(check.FIXED, result.status, call)
             self.assertIs(result.state.node, result.save.node)
-            self.assertEqual(obj, result.save.obj)
+            legacy = check.check_source(body(
+                call, FREE + '(context, instance)'))
+            self.assertEqual(check.LEGACY, legacy.status, call)
 
     def test_update_with_a_dict_then_save(self):
         text = body("instance.update({'vm_state': vm_states."
@@ -144,9 +146,18 @@ class StateAndSaveShapesTestCase(testtools.TestCase):
 
     def test_free_between_state_change_and_save_is_fixed(self):
         # Nothing outside compute sees vm_state until it is saved.
-        result = check.check_source(body(STATE, FREE + '(context, inst)',
+        result = check.check_source(body(STATE, FREE + '(context, instance)',
                                          SAVE))
         self.assertEqual(check.FIXED, result.status)
+
+    def test_free_of_another_object_does_not_count(self):
+        text = body(FREE + '(context, inst)', STATE, SAVE)
+        result = check.check_source(text)
+        self.assertEqual(check.UNKNOWN, result.status)
+        self.assertIn('allocations are never freed', result.reason)
+        self.assertEqual(['line %d frees the allocations of inst, not of the '
+                          'instance' % shapes.line_of(text, FREE)],
+                         result.notes)
 
     def test_save_of_another_object_does_not_count(self):
         text = body(STATE, 'migration.save()', FREE + '(context, instance)',
@@ -164,9 +175,17 @@ class StateAndSaveShapesTestCase(testtools.TestCase):
 
 
 class ControlFlowTestCase(testtools.TestCase):
-    """Blocks that always run, and branches that may not."""
+    """Paths, not line order: branches, loops, handlers, dead code."""
 
-    def test_free_in_try_or_with_block_runs_unconditionally(self):
+    def assertPath(self, result, text, *expected):
+        """The path shown holds ``(fragment, note)`` lines, in order."""
+        shown = [(step.line, step.note) for step in result.path]
+        wanted = [(shapes.line_of(text, fragment), note)
+                  for fragment, note in expected]
+        found = [item for item in shown if item in wanted]
+        self.assertEqual(wanted, found, result.render())
+
+    def test_free_in_try_or_with_block_runs_first(self):
         for wrapped in (
                 ['try:', '    %s(context, instance)' % FREE,
                  'except Exception:', '    LOG.exception("failed")',
@@ -177,7 +196,7 @@ class ControlFlowTestCase(testtools.TestCase):
                  '    %s(context, instance)' % FREE]):
             result = check.check_source(body(*(wrapped + [STATE, SAVE])))
             self.assertEqual(check.FIXED, result.status, wrapped)
-            self.assertEqual([], result.free.all_guards)
+            self.assertIsNone(result.free.via)
 
     def test_free_in_finally_after_save_is_legacy(self):
         result = check.check_source(body(
@@ -196,45 +215,44 @@ class ControlFlowTestCase(testtools.TestCase):
                          % (shapes.line_of(text, FREE), FREE),
                          repr(result.free))
 
-    def test_decorated_nested_function(self):
-        text = body('@utils.synchronized(instance.uuid)',
-                    'def do_free():',
-                    '    %s(context, instance)' % FREE,
-                    'do_free()', STATE, SAVE)
+    def test_free_on_both_branches_is_fixed(self):
+        # The source-order check said "on the other paths they are not
+        # freed" here, which was false.
+        text = body('if instance.host:', '    %s(context, instance)' % FREE,
+                    'else:', '    self.reportclient.delete_allocation_for_'
+                    'instance(context, instance.uuid)', STATE, SAVE)
         result = check.check_source(text)
-        self.assertEqual(check.UNKNOWN, result.status)
-        self.assertEqual(['nested function do_free (line %d)'
-                          % shapes.line_of(text, 'def do_free')],
-                         result.free.all_guards)
+        self.assertEqual(check.FIXED, result.status, result.render())
+        self.assertIn('every path to a save of SHELVED_OFFLOADED frees the '
+                      'allocations first', result.reason)
 
-    def test_free_only_in_a_branch_cannot_tell(self):
+    def test_free_only_in_a_branch_is_legacy(self):
         text = body('if CONF.workarounds.free_early:',
                     '    %s(context, instance)' % FREE, STATE, SAVE)
         result = check.check_source(text)
-        self.assertEqual(check.UNKNOWN, result.status)
-        self.assertEqual(2, result.exit_code)
-        guard = 'if CONF.workarounds.free_early (line %d)' % (
-            shapes.line_of(text, 'if CONF'))
-        self.assertEqual([guard], result.free.all_guards)
-        self.assertEqual(
-            'allocations are freed before the save at line %d only in a '
-            'branch (%s); on the other paths they are not freed in '
-            '_shelve_offload_instance' % (shapes.line_of(text, SAVE), guard),
-            result.reason)
-        self.assertIn('  only when:         ' + guard, result.render())
+        self.assertEqual(check.LEGACY, result.status)
+        self.assertEqual(1, result.exit_code)
+        self.assertEqual('on the path shown, the save at line %d makes '
+                         'SHELVED_OFFLOADED visible and the allocations are '
+                         'not freed at all' % shapes.line_of(text, SAVE),
+                         result.reason)
+        self.assertPath(result, text, ('if CONF', 'false'),
+                        (STATE, 'sets the state'), (SAVE, 'saves it'))
+        self.assertIn('  the path:\n    nova/compute/manager.py:%d: if '
+                      'CONF.workarounds.free_early -> false'
+                      % shapes.line_of(text, 'if CONF'), result.render())
 
     def test_branch_before_and_unconditional_after(self):
         text = body('if accel_uuids:', '    %s(context, instance)' % FREE,
                     STATE, SAVE, FREE + '(context, instance)')
         result = check.check_source(text)
-        self.assertEqual(check.UNKNOWN, result.status)
-        self.assertIn('on the other paths they are freed only after it '
-                      '(line %d)' % shapes.line_of(text, FREE, nth=2),
+        self.assertEqual(check.LEGACY, result.status)
+        later = shapes.line_of(text, FREE, nth=2)
+        self.assertEqual(later, result.free.node.lineno)
+        self.assertIn('before the allocations are freed at line %d' % later,
                       result.reason)
-        self.assertEqual(['allocations are also freed at '
-                          'nova/compute/manager.py:%d: %s(context, instance)'
-                          % (shapes.line_of(text, FREE, nth=2), FREE)],
-                         result.notes)
+        self.assertPath(result, text, ('if accel', 'false'),
+                        (SAVE, 'saves it'))
 
     def test_unconditional_free_wins_over_a_branch(self):
         text = body('if accel_uuids:', '    %s(context, instance)' % FREE,
@@ -244,62 +262,244 @@ class ControlFlowTestCase(testtools.TestCase):
         self.assertEqual(shapes.line_of(text, FREE, nth=2),
                          result.free.node.lineno)
 
-    def test_free_in_a_branch_after_the_save_is_legacy(self):
-        result = check.check_source(body(
-            STATE, SAVE, 'if instance.host:',
-            '    %s(context, instance)' % FREE))
+    def test_early_return_after_saving_unfreed(self):
+        text = body('if not instance.host:', '    ' + STATE,
+                    '    ' + SAVE, '    return',
+                    FREE + '(context, instance)', STATE, NIL_SAVE)
+        result = check.check_source(text)
         self.assertEqual(check.LEGACY, result.status)
-        self.assertEqual(['even that free is conditional'], result.notes)
+        self.assertPath(result, text, ('if not instance.host', 'true'),
+                        (SAVE, 'saves it'))
 
-    def test_other_guards(self):
-        cases = [
-            (['try:', '    pass', 'except exception.NotFound:',
-              '    %s(context, instance)' % FREE],
-             'except exception.NotFound'),
-            (['try:', '    pass', 'except:',
-              '    %s(context, instance)' % FREE], 'except (line'),
-            (['for bdm in bdms:', '    %s(context, instance)' % FREE],
-             'for loop'),
-            (['while retry():', '    %s(context, instance)' % FREE],
-             'while loop'),
-            (['if clean_shutdown:', '    pass', 'else:',
-              '    %s(context, instance)' % FREE],
-             'else of if clean_shutdown'),
-            (['def free():', '    %s(context, instance)' % FREE, 'free()'],
-             'nested function free'),
-            (['callbacks.append(lambda: %s(context, instance))' % FREE],
-             'lambda'),
-            (['[%s(context, i) for i in instances]' % FREE],
-             'comprehension'),
-            (['done = clean_shutdown or %s(context, instance)' % FREE],
-             'short-circuit or'),
-            (['done = %s(context, instance) if clean_shutdown else None'
-              % FREE], 'if clean_shutdown'),
-            (['match instance.host:', '    case "compute-1":',
-              '        %s(context, instance)' % FREE], 'case'),
-            (['match instance.host:', '    case _ if clean_shutdown:',
-              '        %s(context, instance)' % FREE], 'case _'),
-        ]
-        for statements, guard in cases:
-            result = check.check_source(body(*(statements + [STATE, SAVE])))
-            self.assertEqual(check.UNKNOWN, result.status, statements)
-            self.assertEqual(1, len(result.free.all_guards), statements)
-            self.assertIn(guard, result.free.all_guards[0])
+    def test_conditional_early_save(self):
+        text = body(STATE, 'if bdms:', '    ' + SAVE,
+                    FREE + '(context, instance)', NIL_SAVE)
+        result = check.check_source(text)
+        self.assertEqual(check.LEGACY, result.status)
+        self.assertPath(result, text, ('if bdms', 'true'),
+                        (SAVE, 'saves it'),
+                        (FREE, 'frees allocations'))
 
-    def test_conditional_state_and_save_are_noted(self):
+    def test_conditional_state_and_save_after_the_free(self):
         result = check.check_source(body(
             FREE + '(context, instance)', 'if instance.host:',
             '    ' + STATE, '    ' + SAVE))
         self.assertEqual(check.FIXED, result.status)
-        self.assertEqual(2, len(result.notes))
-        self.assertIn('vm_state is set to SHELVED_OFFLOADED only when if '
-                      'instance.host', result.notes[0])
-        self.assertIn('the save that makes SHELVED_OFFLOADED visible runs '
-                      'only when if instance.host', result.notes[1])
+
+    def test_swallowed_exception_skips_the_free(self):
+        text = body('try:', '    self.driver.destroy(context, instance)',
+                    '    %s(context, instance)' % FREE,
+                    'except exception.InstanceNotFound:',
+                    '    LOG.debug("gone")', STATE, SAVE)
+        result = check.check_source(text)
+        self.assertEqual(check.LEGACY, result.status)
+        self.assertPath(result, text, ('self.driver.destroy', 'raises'),
+                        ('except exception', 'catches it'),
+                        (SAVE, 'saves it'))
+
+    def test_handler_the_body_cannot_reach(self):
+        # Nothing in the try can raise: the handler never runs.
+        text = body('try:', '    pass', 'except Exception:',
+                    '    %s(context, instance)' % FREE, STATE, SAVE)
+        result = check.check_source(text)
+        self.assertEqual(check.UNKNOWN, result.status)
+        self.assertIn('allocations are never freed', result.reason)
+
+    def test_constants_prune_dead_branches(self):
+        for dead in (['if False:', '    ' + SAVE],
+                     ['debug = False', 'if debug:', '    ' + SAVE],
+                     ['while 0:', '    ' + SAVE]):
+            text = body(*([STATE] + dead + [FREE + '(context, instance)',
+                                            SAVE]))
+            result = check.check_source(text)
+            self.assertEqual(check.FIXED, result.status, dead)
+
+    def test_while_true_leaves_only_by_break(self):
+        text = body('while True:', '    try:',
+                    '        %s(context, instance)' % FREE,
+                    '        break', '    except Exception:',
+                    '        LOG.warning("retrying")', STATE, SAVE)
+        self.assertEqual(check.FIXED, check.check_source(text).status)
+
+    def test_other_ways_to_skip_the_free(self):
+        cases = [
+            ['try:', '    self.driver.destroy(context, instance)',
+             'except exception.NotFound:',
+             '    %s(context, instance)' % FREE],
+            ['for bdm in bdms:', '    %s(context, instance)' % FREE],
+            ['while retry():', '    %s(context, instance)' % FREE],
+            ['if clean_shutdown:', '    pass', 'else:',
+             '    %s(context, instance)' % FREE],
+            ['done = clean_shutdown or %s(context, instance)' % FREE],
+            ['done = %s(context, instance) if clean_shutdown else None'
+             % FREE],
+            ['match instance.host:', '    case "compute-1":',
+             '        %s(context, instance)' % FREE],
+            ['match instance.host:', '    case _ if clean_shutdown:',
+             '        %s(context, instance)' % FREE],
+            ['with contextlib.suppress(Exception):',
+             '    self.driver.destroy(context, instance)',
+             '    %s(context, instance)' % FREE],
+        ]
+        for statements in cases:
+            result = check.check_source(body(*(statements + [STATE, SAVE])))
+            self.assertEqual(check.LEGACY, result.status, statements)
+            self.assertTrue(result.path, statements)
+
+    def test_ways_that_never_free_this_instance(self):
+        for statements in (
+                ['def free():', '    %s(context, instance)' % FREE],
+                ['[%s(context, i) for i in instances]' % FREE]):
+            result = check.check_source(body(*(statements + [STATE, SAVE])))
+            self.assertEqual(check.UNKNOWN, result.status, statements)
+            self.assertIn('allocations are never freed', result.reason)
+
+    def test_nested_functions_run_where_called(self):
+        for statements in (
+                ['def free():', '    %s(context, instance)' % FREE,
+                 'free()'],
+                ['@utils.synchronized(instance.uuid)', 'def free():',
+                 '    %s(context, instance)' % FREE, 'free()'],
+                ['(lambda: %s(context, instance))()' % FREE]):
+            result = check.check_source(body(*(statements + [STATE, SAVE])))
+            self.assertEqual(check.FIXED, result.status, statements)
+            self.assertIsNotNone(result.free.via)
+
+    def test_functions_run_out_of_sight_cannot_tell(self):
+        text = body('@retrying.retry(stop_max_attempt_number=3)',
+                    'def free():', '    %s(context, instance)' % FREE,
+                    'free()', STATE, SAVE)
+        result = check.check_source(text)
+        self.assertEqual(check.UNKNOWN, result.status)
+        self.assertIn('free (decorated with @retrying.retry(stop_max_'
+                      'attempt_number=3), which may not call it) may free '
+                      'the allocations when it is called', result.reason)
+        for statements in (
+                ['callbacks.append(lambda: %s(context, instance))' % FREE],
+                ['def free():', '    %s(context, instance)' % FREE,
+                 'utils.spawn(free)']):
+            result = check.check_source(body(*(statements + [STATE, SAVE])))
+            self.assertEqual(check.UNKNOWN, result.status, statements)
+            self.assertIn('may free the allocations when it is called',
+                          result.reason)
+
+    def test_instance_handed_out_while_offloaded_and_unfreed(self):
+        text = body(STATE, 'self.driver.cleanup(context, instance)',
+                    FREE + '(context, instance)', SAVE)
+        result = check.check_source(text)
+        self.assertEqual(check.UNKNOWN, result.status)
+        self.assertEqual(
+            'at line %d self.driver.cleanup is given the instance and may '
+            'save it, with vm_state set to SHELVED_OFFLOADED and the '
+            'allocations not freed' % shapes.line_of(text, 'cleanup'),
+            result.reason)
+        # Logging it, or handing it out before the state is set, is fine.
+        for harmless in (
+                [STATE, 'LOG.info("offloading", instance=instance)'],
+                ['self.driver.cleanup(context, instance)', STATE]):
+            result = check.check_source(body(
+                *(harmless + [FREE + '(context, instance)', SAVE])))
+            self.assertEqual(check.FIXED, result.status, harmless)
+
+
+class StatementKindsTestCase(testtools.TestCase):
+    """Every kind of statement has its place in the graph."""
+
+    def test_fixed_through_less_common_statements(self):
+        cases = [
+            ['assert instance.host, "no host"', FREE + '(context, instance)',
+             STATE, SAVE],
+            ['try:', '    if not instance.host:', '        ' + STATE,
+             '        return', '    %s(context, instance)' % FREE,
+             'finally:', '    LOG.debug("done")', STATE, SAVE],
+            ['for attempt in range(3):', '    try:',
+             '        %s(context, instance)' % FREE, '        break',
+             '    except Exception:', '        continue',
+             '    finally:', '        LOG.debug("attempt %d", attempt)',
+             'else:', '    raise exception.NovaException()', STATE, SAVE],
+            ['from nova import utils as nova_utils', 'attempts = 3',
+             'attempts -= 1', 'marker: int = 0', 'del marker',
+             'global _COUNTER', FREE + '(context, instance)', STATE, SAVE],
+            ['with lockutils.lock(instance.uuid) as lock:',
+             '    %s(context, instance)' % FREE, STATE, SAVE],
+        ]
+        for statements in cases:
+            result = check.check_source(body(*statements))
+            self.assertEqual(check.FIXED, result.status,
+                             '%s\n%s' % (statements, result.render()))
+
+    def test_legacy_through_less_common_statements(self):
+        cases = [
+            [STATE, 'if (inst := instance):', '    inst.save()',
+             FREE + '(context, instance)'],
+            [STATE, 'inst: objects.Instance = instance', 'inst.save()',
+             FREE + '(context, instance)'],
+            [STATE, 'try:', '    ' + SAVE, 'finally:',
+             '    %s(context, instance)' % FREE],
+            [STATE, 'for attempt in range(3):', '    ' + SAVE,
+             '    break', FREE + '(context, instance)'],
+            ['done = [%s(context, instance) for _ in attempts]' % FREE,
+             STATE, SAVE],
+        ]
+        for statements in cases:
+            result = check.check_source(body(*statements))
+            self.assertEqual(check.LEGACY, result.status,
+                             '%s\n%s' % (statements, result.render()))
+
+    def test_a_save_only_in_the_exception_path_of_a_finally(self):
+        text = body(STATE, 'try:', '    self.driver.destroy(context)',
+                    'finally:', '    ' + SAVE, FREE + '(context, instance)',
+                    NIL_SAVE)
+        result = check.check_source(text)
+        self.assertEqual(check.LEGACY, result.status)
+        self.assertIn('runs', [step.note.split(';')[0]
+                               for step in result.path])
+
+
+class AliasTestCase(testtools.TestCase):
+    """The instance under other names; other objects."""
+
+    def test_saved_through_an_alias_before_the_free(self):
+        for statements in (
+                ['inst = instance', 'inst.save()'],
+                ['inst, other = instance, None', 'inst.save()'],
+                ['save = instance.save', 'save()'],
+                ['copy = objects.Instance.get_by_uuid(context, '
+                 'instance.uuid)', 'copy.vm_state = vm_states.'
+                 'SHELVED_OFFLOADED', 'copy.save()']):
+            result = check.check_source(body(
+                *([STATE] + statements + [FREE + '(context, instance)'])))
+            self.assertEqual(check.LEGACY, result.status, statements)
+
+    def test_free_through_an_alias_or_the_uuid(self):
+        for statements in (
+                ['inst = instance', FREE + '(context, inst)'],
+                ['uuid = instance.uuid',
+                 'self.reportclient.delete_allocation_for_instance('
+                 'context, uuid)'],
+                ['free = self.rt.delete_allocation_for_shelve_offloaded_'
+                 'instance', 'free(context, instance)']):
+            result = check.check_source(body(*(statements + [STATE, SAVE])))
+            self.assertEqual(check.FIXED, result.status, statements)
+
+    def test_rebinding_ends_an_alias(self):
+        text = body('inst = instance', 'inst = other', STATE,
+                    'inst.save()', FREE + '(context, instance)', SAVE)
+        result = check.check_source(text)
+        self.assertEqual(check.FIXED, result.status)
+        self.assertEqual(shapes.line_of(text, SAVE), result.save.node.lineno)
+
+    def test_state_value_through_a_name(self):
+        for value, status in (('vm_states.SHELVED_OFFLOADED', check.LEGACY),
+                              ('vm_states.SHELVED', check.UNKNOWN)):
+            text = body('new_state = %s' % value,
+                        'instance.vm_state = new_state', SAVE,
+                        FREE + '(context, instance)')
+            self.assertEqual(status, check.check_source(text).status, value)
 
 
 class HelperMethodTestCase(testtools.TestCase):
-    """Frees reached through other ComputeManager methods."""
+    """ComputeManager methods the method calls, read inline."""
 
     def test_free_through_a_helper(self):
         text = shapes.module(
@@ -325,26 +525,51 @@ class HelperMethodTestCase(testtools.TestCase):
         data = result.to_dict()['free']
         self.assertEqual(inner.node.lineno, data['via']['line'])
 
-    def test_guard_inside_a_helper_shows(self):
+    def test_branch_inside_a_helper_shows_on_the_path(self):
         text = shapes.module(
             shapes.method('self._free(context, instance)\n' + STATE + '\n' +
                           SAVE + '\n'),
-            '    def _free(self, context, instance):\n'
+            '    def _free(self, context, server):\n'
             '        if CONF.free:\n'
-            '            self._really_free(context, instance)\n',
+            '            self._really_free(context, server)\n',
             '    def _really_free(self, context, instance):\n'
             '        self.reportclient.delete_allocation_for_instance(\n'
             '            context, instance.uuid)\n')
         result = check.check_source(text)
-        self.assertEqual(check.UNKNOWN, result.status)
-        self.assertEqual(['in self._free: if CONF.free (line %d)'
-                          % shapes.line_of(text, 'if CONF.free')],
-                         result.free.all_guards)
-        self.assertEqual('self._really_free(context, instance)',
-                         result.free.via.source)
+        self.assertEqual(check.LEGACY, result.status)
+        branch = [step for step in result.path if step.source ==
+                  'if CONF.free']
+        self.assertEqual([(shapes.line_of(text, 'if CONF.free'), 'false',
+                           1)], [(s.line, s.note, s.depth) for s in branch])
+        fixed = text.replace('        if CONF.free:\n            self._rea',
+                             '        self._rea')
+        result = check.check_source(fixed)
+        self.assertEqual(check.FIXED, result.status, result.render())
         self.assertEqual('self.reportclient.delete_allocation_for_instance('
                          'context, instance.uuid)',
                          result.free.via.via.source)
+
+    def test_helper_that_saves_then_frees(self):
+        helper = ('    def _offload(self, context, instance, **fields):\n'
+                  '        instance.update(fields)\n'
+                  '        instance.save()\n'
+                  '        %s(context, instance)\n' % FREE)
+        text = shapes.module(shapes.method(
+            'self._offload(context, instance, '
+            'vm_state=vm_states.SHELVED_OFFLOADED)\n'), helper)
+        result = check.check_source(text)
+        self.assertEqual(check.LEGACY, result.status)
+        self.assertEqual(shapes.line_of(text, 'instance.save()'),
+                         result.save.via.node.lineno)
+        swapped = text.replace(
+            '        instance.save()\n        %s(context, instance)\n' % FREE,
+            '        %s(context, instance)\n        instance.save()\n' % FREE)
+        self.assertEqual(check.FIXED, check.check_source(swapped).status)
+        # Given another vm_state, the helper's save shows nothing.
+        other = text.replace('vm_state=vm_states.SHELVED_OFFLOADED',
+                             'vm_state=vm_states.SHELVED')
+        self.assertIn('never set to SHELVED_OFFLOADED',
+                      check.check_source(other).reason)
 
     def test_recursive_helpers_terminate(self):
         text = shapes.module(
@@ -365,7 +590,25 @@ class HelperMethodTestCase(testtools.TestCase):
         helpers.append('    def _h5(self):\n        %s(None, None)\n' % FREE)
         text = shapes.module(shapes.method(
             'self._h0()\n' + STATE + '\n' + SAVE + '\n'), *helpers)
-        self.assertEqual(check.UNKNOWN, check.check_source(text).status)
+        result = check.check_source(text)
+        self.assertEqual(check.UNKNOWN, result.status)
+        self.assertIn('self._h3 is more than 3 helper calls deep',
+                      result.reason)
+
+    def test_a_deep_helper_that_may_free_leaves_doubt(self):
+        helpers = ['    def _h%d(self, inst):\n        self._h%d(inst)\n'
+                   % (i, i + 1) for i in range(3)]
+        helpers.append('    def _h3(self, inst):\n'
+                       '        %s(None, inst)\n' % FREE)
+        text = shapes.module(shapes.method(
+            FREE + '(context, instance)\n' + 'self._h0(instance)\n' +
+            STATE + '\n' + SAVE + '\n'), *helpers)
+        self.assertEqual(check.FIXED, check.check_source(text).status)
+        text = text.replace(FREE + '(context, instance)\n        self._h0',
+                            'self._h0')
+        result = check.check_source(text)
+        self.assertEqual(check.UNKNOWN, result.status)
+        self.assertIn('allocations are never freed', result.reason)
 
 
 class CannotTellTestCase(testtools.TestCase):
@@ -393,8 +636,8 @@ class CannotTellTestCase(testtools.TestCase):
         result = self.assertUnknown(
             'allocations are never freed in _shelve_offload_instance (no '
             'call of delete_allocation_for_shelve_offloaded_instance or '
-            'delete_allocation_for_instance, directly or through another '
-            'ComputeManager method)', body(STATE, SAVE))
+            'delete_allocation_for_instance given this instance, directly '
+            'or through another ComputeManager method)', body(STATE, SAVE))
         # What was found is still shown.
         self.assertIsNotNone(result.save)
 
@@ -406,26 +649,23 @@ class CannotTellTestCase(testtools.TestCase):
     def test_state_never_saved(self):
         text = body(FREE + '(context, instance)', STATE)
         self.assertUnknown('vm_state = SHELVED_OFFLOADED is set at line %d '
-                           'but instance is not saved after it in '
+                           'but the instance is not saved after it in '
                            '_shelve_offload_instance'
                            % shapes.line_of(text, STATE), text)
+
+    def test_state_maybe_set_before_the_save(self):
+        text = body('instance.vm_state = self._next_state(instance)', SAVE,
+                    FREE + '(context, instance)', STATE, NIL_SAVE)
+        result = self.assertUnknown(
+            'the save at line %d may make SHELVED_OFFLOADED visible (vm_state '
+            'may have been set to it) before the allocations are freed'
+            % shapes.line_of(text, SAVE), text)
+        self.assertTrue(result.path)
 
     def test_syntax_error(self):
         self.assertUnknown('syntax error in nova/compute/manager.py line 2: '
                            'invalid syntax',
                            'class ComputeManager:\n    def (self):\n')
-
-    def test_one_helper_saves_and_frees(self):
-        text = shapes.module(
-            shapes.method('self._offload(context, instance, '
-                          'vm_state=vm_states.SHELVED_OFFLOADED)\n'),
-            '    def _offload(self, context, instance, **fields):\n'
-            '        %s(context, instance)\n'
-            '        instance.update(fields)\n'
-            '        instance.save()\n' % FREE)
-        self.assertUnknown('the call at line %d both saves SHELVED_OFFLOADED '
-                           'and frees the allocations'
-                           % shapes.line_of(text, 'self._offload('), text)
 
     def test_later_definition_wins(self):
         text = shapes.module(
@@ -437,25 +677,44 @@ class CannotTellTestCase(testtools.TestCase):
 
 
 class OutputTestCase(testtools.TestCase):
-    """Text and JSON carry the same evidence."""
+    """Text and JSON carry the same evidence, path included."""
 
     def test_text_for_the_modern_fixed_shape(self):
         text = shapes.modern_fixed()
         result = check.check_source(text)
         rendered = result.render().splitlines()
+        free = shapes.line_of(text, FREE)
+        state = shapes.line_of(text, STATE)
+        save = shapes.line_of(text, 'instance.save(expected_task_state=[')
         self.assertEqual(
             ['FIXED: ComputeManager._shelve_offload_instance frees the '
              'instance\'s allocations before the save that makes '
-             'SHELVED_OFFLOADED visible.',
+             'SHELVED_OFFLOADED visible, on every path.',
+             '  every path to a save of SHELVED_OFFLOADED frees the '
+             'allocations first (%d program states explored); the first '
+             'save is at line %d, after the free at line %d'
+             % (result.states, save, free),
              '  frees allocations: nova/compute/manager.py:%d: %s(context, '
-             'instance)' % (shapes.line_of(text, FREE), FREE),
+             'instance)' % (free, FREE),
              '  sets the state:    nova/compute/manager.py:%d: %s'
-             % (shapes.line_of(text, STATE), STATE),
+             % (state, STATE),
              '  saves it:          nova/compute/manager.py:%d: instance.save('
              'expected_task_state=[task_states.SHELVING, task_states.'
-             'SHELVING_OFFLOADING])'
-             % shapes.line_of(text, 'instance.save(expected_task_state=[')],
+             'SHELVING_OFFLOADING])' % save,
+             '  one such path:',
+             '    nova/compute/manager.py:%d: if bdms is None -> false'
+             % shapes.line_of(text, 'if bdms is None'),
+             '    nova/compute/manager.py:%d: if accel_uuids -> false'
+             % shapes.line_of(text, 'if accel_uuids'),
+             '    nova/compute/manager.py:%d: %s(context, instance) -> frees '
+             'allocations' % (free, FREE),
+             '    nova/compute/manager.py:%d: %s -> sets the state'
+             % (state, STATE),
+             '    nova/compute/manager.py:%d: instance.save(expected_task_'
+             'state=[task_states.SHELVING, task_states.SHELVING_OFFLOADING])'
+             ' -> saves it' % save],
             rendered)
+        self.assertGreater(result.states, 10)
 
     def test_legacy_text_names_the_fix(self):
         rendered = check.check_source(shapes.modern_legacy()).render()
@@ -464,8 +723,10 @@ class OutputTestCase(testtools.TestCase):
 
     def test_json(self):
         text = shapes.rocky_legacy()
-        data = json.loads(json.dumps(check.check_source(text).to_dict()))
+        result = check.check_source(text)
+        data = json.loads(json.dumps(result.to_dict()))
         free_line = shapes.line_of(text, 'rt.delete_allocation_for')
+        save_line = shapes.line_of(text, 'expected_task_state=SHELV')
         self.assertEqual('legacy', data['status'])
         self.assertEqual(1, data['exit_code'])
         self.assertEqual('ComputeManager._shelve_offload_instance',
@@ -479,15 +740,22 @@ class OutputTestCase(testtools.TestCase):
             'evidence': 'nova/compute/manager.py:%d: rt.delete_allocation_for'
                         '_shelve_offloaded_instance(context, instance)'
                         % free_line,
-            'only_when': [],
             'receiver': {'expression': 'rt', 'bound_at': free_line - 1,
                          'binding': 'rt = self._get_resource_tracker()'}}
         self.assertEqual(expected, data['free'])
         self.assertEqual('instance.vm_state = vm_states.SHELVED_OFFLOADED',
                          data['state']['source'])
-        self.assertEqual(shapes.line_of(text, 'expected_task_state=SHELV'),
-                         data['save']['line'])
-        self.assertIn('after the save at line %d' % data['save']['line'],
-                      data['reason'])
+        self.assertEqual(save_line, data['save']['line'])
+        self.assertIn('the save at line %d makes SHELVED_OFFLOADED visible '
+                      'before the allocations are freed at line %d'
+                      % (save_line, free_line), data['reason'])
+        self.assertEqual([{'line': s.line, 'source': s.source,
+                           'note': s.note, 'depth': s.depth}
+                          for s in result.path], data['witness'])
+        self.assertEqual([save_line, free_line],
+                         [s['line'] for s in data['witness']
+                          if s['note'] in ('saves it',
+                                           'frees allocations')])
+        self.assertEqual(result.states, data['states_explored'])
         self.assertIsNone(data['file'])
         self.assertEqual('nova/compute/manager.py', data['path'])

@@ -7,7 +7,7 @@ from shelvefix.compute import manager
 from shelvefix.compute import vm_states
 from shelvefix.novacheck import check
 from shelvefix.novacheck import rewrite
-from shelvefix.novacheck import sites
+from shelvefix.novacheck import steps
 from shelvefix import race
 from shelvefix.race import scenario
 from shelvefix.race import timeline
@@ -30,7 +30,7 @@ class ExtendedComputeManager(manager.ComputeManager):
 
 def _statements(text):
     return [ast.dump(stmt) for stmt in
-            sites.find_method(ast.parse(text))[1].body]
+            steps.find_method(ast.parse(text))[1].body]
 
 
 def _is_offloading_save(dump):
