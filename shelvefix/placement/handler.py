@@ -2,43 +2,32 @@
 
 :data:`ROUTES` is the one table of every route placement serves, methods in
 placement's order (the ``Allow`` header lists them so); :class:`Router`
-matches a request against it and calls the handler. Routes the double does
-not model answer 501.
+matches a request against it and calls the handler.
 """
 
 import re
 
 from shelvefix.placement import errors
+from shelvefix.placement.handlers import aggregate
 from shelvefix.placement.handlers import allocation
-from shelvefix.placement.handlers import common
+from shelvefix.placement.handlers import allocation_candidate
 from shelvefix.placement.handlers import inventory
+from shelvefix.placement.handlers import reshaper
+from shelvefix.placement.handlers import resource_class
 from shelvefix.placement.handlers import resource_provider
 from shelvefix.placement.handlers import root
+from shelvefix.placement.handlers import trait
 from shelvefix.placement.handlers import usage
-
-
-def _not_implemented(since):
-    """A handler for a route the double does not model.
-
-    Below the microversion the route appeared in it answers 404 like
-    placement; from there on 501, saying the double lacks it.
-    """
-    def handler(req, state):
-        common.require_version(req, since)
-        raise errors.NotImplementedInDouble(
-            '%s %s is not implemented by the placement double.'
-            % (req.method, req.path))
-    return handler
 
 
 ROUTES = (
     ('/', {'GET': root.home}),
     ('', {'GET': root.home}),
-    ('/resource_classes', {'GET': _not_implemented((1, 2)),
-                           'POST': _not_implemented((1, 2))}),
-    ('/resource_classes/{name}', {'GET': _not_implemented((1, 2)),
-                                  'PUT': _not_implemented((1, 2)),
-                                  'DELETE': _not_implemented((1, 2))}),
+    ('/resource_classes', {'GET': resource_class.index,
+                           'POST': resource_class.create}),
+    ('/resource_classes/{name}', {'GET': resource_class.show,
+                                  'PUT': resource_class.update,
+                                  'DELETE': resource_class.delete}),
     ('/resource_providers', {'GET': resource_provider.index,
                              'POST': resource_provider.create}),
     ('/resource_providers/{uuid}', {'GET': resource_provider.show,
@@ -52,23 +41,22 @@ ROUTES = (
         'DELETE': inventory.delete}),
     ('/resource_providers/{uuid}/usages', {'GET': usage.for_provider}),
     ('/resource_providers/{uuid}/aggregates', {
-        'GET': _not_implemented((1, 1)), 'PUT': _not_implemented((1, 1))}),
+        'GET': aggregate.for_provider, 'PUT': aggregate.replace_for_provider}),
     ('/resource_providers/{uuid}/allocations', {
         'GET': allocation.for_provider}),
     ('/allocations', {'POST': allocation.post}),
     ('/allocations/{consumer}', {'GET': allocation.for_consumer,
                                  'PUT': allocation.put_for_consumer,
                                  'DELETE': allocation.delete_for_consumer}),
-    ('/allocation_candidates', {'GET': _not_implemented((1, 10))}),
-    ('/traits', {'GET': _not_implemented((1, 6))}),
-    ('/traits/{name}', {'GET': _not_implemented((1, 6)),
-                        'PUT': _not_implemented((1, 6)),
-                        'DELETE': _not_implemented((1, 6))}),
+    ('/allocation_candidates', {'GET': allocation_candidate.index}),
+    ('/traits', {'GET': trait.index}),
+    ('/traits/{name}', {'GET': trait.show, 'PUT': trait.update,
+                        'DELETE': trait.delete}),
     ('/resource_providers/{uuid}/traits', {
-        'GET': _not_implemented((1, 6)), 'PUT': _not_implemented((1, 6)),
-        'DELETE': _not_implemented((1, 6))}),
+        'GET': trait.for_provider, 'PUT': trait.replace_for_provider,
+        'DELETE': trait.delete_for_provider}),
     ('/usages', {'GET': usage.totals}),
-    ('/reshaper', {'POST': _not_implemented((1, 30))}),
+    ('/reshaper', {'POST': reshaper.reshape}),
 )
 
 

@@ -18,23 +18,38 @@ The areas, in registration order:
 * :mod:`.usages` - provider and project usages;
 * :mod:`.microversions` - behaviour per microversion, header parsing;
 * :mod:`.http_errors` - schema, content type, routing errors;
-* :mod:`.races` - the bug's interleavings as raw HTTP.
+* :mod:`.races` - the bug's interleavings as raw HTTP;
+* :mod:`.resource_classes` - standard and custom resource classes;
+* :mod:`.traits` - standard and custom traits, provider traits;
+* :mod:`.aggregates` - provider aggregates;
+* :mod:`.provider_filters` - the filters of ``GET /resource_providers``;
+* :mod:`.allocation_candidates` - ``GET /allocation_candidates``;
+* :mod:`.reshaper` - ``POST /reshaper``;
+* :mod:`.policy` - what a non-admin token may do.
 """
 
 from shelvefix.contract import registry
+from shelvefix.contract.scenarios import aggregates
+from shelvefix.contract.scenarios import allocation_candidates
 from shelvefix.contract.scenarios import bulk
 from shelvefix.contract.scenarios import capacity
 from shelvefix.contract.scenarios import consumers
 from shelvefix.contract.scenarios import generations
 from shelvefix.contract.scenarios import http_errors
 from shelvefix.contract.scenarios import microversions
+from shelvefix.contract.scenarios import policy
+from shelvefix.contract.scenarios import provider_filters
 from shelvefix.contract.scenarios import races
+from shelvefix.contract.scenarios import reshaper
+from shelvefix.contract.scenarios import resource_classes
+from shelvefix.contract.scenarios import traits
 from shelvefix.contract.scenarios import usages
 
 # Importing the area modules is what registers their scenarios; this is
 # the order reports list the areas in (imports must stay alphabetical).
 AREAS = (consumers, generations, capacity, bulk, usages, microversions,
-         http_errors, races)
+         http_errors, races, resource_classes, traits, aggregates,
+         provider_filters, allocation_candidates, reshaper, policy)
 
 scenario = registry.scenario
 get = registry.get

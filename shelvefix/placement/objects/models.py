@@ -117,6 +117,9 @@ class ProviderRecord(object):
         self.generation = 0
         # Resource class -> InventoryRecord, in row insertion order.
         self.inventories = collections.OrderedDict()
+        # Trait names and aggregate uuids the provider has.
+        self.traits = set()
+        self.aggregates = set()
         self.created_at = utcnow()
         self.updated_at = None
 

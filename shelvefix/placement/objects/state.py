@@ -23,15 +23,25 @@ import threading
 import uuid as uuidlib
 
 from shelvefix.placement import exception
+from shelvefix.placement.objects import aggregate
 from shelvefix.placement.objects import allocation
+from shelvefix.placement.objects import candidates
 from shelvefix.placement.objects import inventory
 from shelvefix.placement.objects import models
+from shelvefix.placement.objects import reshaper
+from shelvefix.placement.objects import resource_class
+from shelvefix.placement.objects import trait
 
 _CUSTOM_CLASS_RE = re.compile(r'^CUSTOM_[A-Z0-9_]+$')
 
 
 class PlacementState(inventory.InventoriesMixin,
-                     allocation.AllocationsMixin):
+                     allocation.AllocationsMixin,
+                     resource_class.ResourceClassesMixin,
+                     trait.TraitsMixin,
+                     aggregate.AggregatesMixin,
+                     candidates.CandidatesMixin,
+                     reshaper.ReshaperMixin):
     """In-memory placement data, safe to share between threads.
 
     Introspection (snapshots, safe to keep):
@@ -47,6 +57,9 @@ class PlacementState(inventory.InventoriesMixin,
         # Insertion order is placement's id order: listings follow it.
         self._providers = collections.OrderedDict()
         self._custom_classes = []
+        # Custom traits in creation order (standard ones come from
+        # os-traits; see the traits mixin).
+        self._custom_traits = []
         self._consumers = {}
         self._allocations = {}
         self._seq = itertools.count(1)

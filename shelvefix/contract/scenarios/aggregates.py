@@ -1,0 +1,4 @@
+"""Provider aggregates.
+
+(Being written.)
+"""

@@ -1,0 +1,4 @@
+"""``GET /allocation_candidates``.
+
+(Being written.)
+"""

@@ -1,0 +1,4 @@
+"""Policy: what a non-admin token may do.
+
+(Being written.)
+"""

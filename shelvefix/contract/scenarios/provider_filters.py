@@ -1,0 +1,4 @@
+"""The filters of ``GET /resource_providers``.
+
+(Being written.)
+"""

@@ -1,0 +1,4 @@
+"""``POST /reshaper``.
+
+(Being written.)
+"""

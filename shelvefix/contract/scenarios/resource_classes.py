@@ -1,0 +1,4 @@
+"""``/resource_classes``: standard and custom classes.
+
+(Being written.)
+"""

@@ -1,0 +1,4 @@
+"""``/traits`` and provider traits.
+
+(Being written.)
+"""
