@@ -20,6 +20,8 @@ from keystoneauth1 import token_endpoint
 from shelvefix.backends import transport as transport_mod
 from shelvefix.placement import deploy
 
+# The token of placement's admin under noauth2; the setup helpers use it.
+ADMIN_TOKEN = 'admin'
 # Microversions the setup helpers speak.
 CREATE_PROVIDER_VERSION = '1.20'
 SET_INVENTORY_VERSION = '1.26'
@@ -45,7 +47,13 @@ class PlacementFixture(fixtures.Fixture):
         :class:`~shelvefix.placement.deploy.PlacementApp`).
     :param endpoint: the fake endpoint URL (default: a unique
         ``http://placement-<hex>.shelvefix.test``).
-    :param token: the token sent in ``X-Auth-Token``.
+    :param token: the token :attr:`adapter` (and so :attr:`client`) sends
+        in ``X-Auth-Token``: ``user[:project]`` under placement's
+        ``noauth2``, where only ``admin`` is an admin (see
+        :mod:`shelvefix.placement.policy`). The setup helpers
+        (:meth:`create_provider`, :meth:`set_inventory`) speak as
+        :data:`ADMIN_TOKEN` whatever it is, so that a test of a non-admin
+        client can still prepare placement.
     :param conf: the oslo.config ``ConfigOpts`` the :attr:`client` reads
         its ``[placement]`` retry options from (default: the global CONF).
 
@@ -62,7 +70,8 @@ class PlacementFixture(fixtures.Fixture):
         ``raise_exc=False`` (error responses are returned, not raised).
     """
 
-    def __init__(self, app=None, endpoint=None, token='admin', conf=None):
+    def __init__(self, app=None, endpoint=None, token=ADMIN_TOKEN,
+                 conf=None):
         super(PlacementFixture, self).__init__()
         self._app = app
         self._endpoint = endpoint
@@ -77,6 +86,7 @@ class PlacementFixture(fixtures.Fixture):
         self.transport = None
         self.session = None
         self.adapter = None
+        self._admin_adapter = None
         self._client = None
 
     def _setUp(self):
@@ -94,9 +104,26 @@ class PlacementFixture(fixtures.Fixture):
         # this endpoint (and only it) is served in-process.
         self.session.session.mount(self.endpoint, self.transport)
         self.addCleanup(self.session.session.close)
-        self.adapter = ks_adapter.Adapter(
-            self.session, service_type='placement',
-            endpoint_override=self.endpoint, raise_exc=False)
+        self.adapter = self._make_adapter(self.session)
+        if self.token != ADMIN_TOKEN:
+            self._admin_adapter = self._make_adapter(ks_session.Session(
+                auth=token_endpoint.Token(self.endpoint, ADMIN_TOKEN),
+                session=self.session.session))
+
+    def _make_adapter(self, session):
+        return ks_adapter.Adapter(session, service_type='placement',
+                                  endpoint_override=self.endpoint,
+                                  raise_exc=False)
+
+    @property
+    def admin_adapter(self):
+        """The adapter of the setup helpers.
+
+        :attr:`adapter` with :data:`ADMIN_TOKEN` instead of ``token``; the
+        :attr:`adapter` itself when ``token`` is that, or when a subclass
+        brings its own authentication.
+        """
+        return self._admin_adapter or self.adapter
 
     @property
     def client(self):
@@ -179,8 +206,8 @@ class PlacementFixture(fixtures.Fixture):
         body = {'name': name}
         if uuid is not None:
             body['uuid'] = uuid
-        resp = self.adapter.post('/resource_providers', json=body,
-                                 microversion=CREATE_PROVIDER_VERSION)
+        resp = self.admin_adapter.post('/resource_providers', json=body,
+                                       microversion=CREATE_PROVIDER_VERSION)
         if resp.status_code != 200:
             raise PlacementFixtureError('Creating provider %r' % name, resp)
         provider = resp.json()
@@ -201,7 +228,8 @@ class PlacementFixture(fixtures.Fixture):
         """
         url = '/resource_providers/%s/inventories' % uuid
         if generation is None:
-            resp = self.adapter.get(url, microversion=SET_INVENTORY_VERSION)
+            resp = self.admin_adapter.get(
+                url, microversion=SET_INVENTORY_VERSION)
             if resp.status_code != 200:
                 raise PlacementFixtureError(
                     'Reading inventory of %s' % uuid, resp)
@@ -209,7 +237,7 @@ class PlacementFixture(fixtures.Fixture):
         inventories = {
             rc: dict(value) if isinstance(value, dict) else {'total': value}
             for rc, value in inventory.items()}
-        resp = self.adapter.put(
+        resp = self.admin_adapter.put(
             url, json={'resource_provider_generation': generation,
                        'inventories': inventories},
             microversion=SET_INVENTORY_VERSION)

@@ -27,6 +27,7 @@ printed here as one line, with exit status 2.
 import argparse
 import importlib
 import logging
+import os
 import sys
 
 from shelvefix.cmd import common
@@ -86,6 +87,12 @@ def main(argv=None, out=None, err=None):
     setup_logging(args.debug)
     try:
         return args.func(args, out, err)
+    except BrokenPipeError:
+        # The reader went away (``| head``): stop quietly, and keep Python
+        # from complaining when it flushes stdout on exit.
+        if out is sys.stdout:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
     except Exception as e:
         text = common.problem(e)
         if text is None:

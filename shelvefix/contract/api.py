@@ -39,6 +39,8 @@ normalised answer (see :class:`~shelvefix.contract.normalise.Normaliser`).
 
 # Tells "content_type not given" from "send no Content-Type" (None).
 _DEFAULT = object()
+#: ``token=NO_TOKEN`` sends a request without any ``X-Auth-Token``.
+NO_TOKEN = object()
 
 
 class ContractAPI(object):
@@ -73,7 +75,7 @@ class ContractAPI(object):
         return value
 
     def request(self, method, path, body=None, version=None, headers=None,
-                raw_body=None, content_type=_DEFAULT, note=None):
+                raw_body=None, content_type=_DEFAULT, note=None, token=None):
         """Send one request through the adapter and record the answer.
 
         :param method: the HTTP method.
@@ -89,10 +91,23 @@ class ContractAPI(object):
         :param content_type: the ``Content-Type`` of the body; default
             ``application/json``; None sends the body without one.
         :param note: a label for this step in reports.
+        :param token: send this ``X-Auth-Token`` instead of the fixture's
+            (``'user[:project]'``, any roles in an ``X-Roles`` header), or
+            none at all for :data:`NO_TOKEN`; the step's note then starts
+            with ``as <token>`` (``without a token``).
         :returns: the ``requests.Response``.
         """
         kwargs = {'raise_exc': False}
         sent_headers = dict(headers or {})
+        if token is not None:
+            # keystoneauth1 would overwrite the header with its plugin's
+            # token: the request goes unauthenticated, the token by hand.
+            kwargs['authenticated'] = False
+            who = 'without a token'
+            if token is not NO_TOKEN:
+                sent_headers['X-Auth-Token'] = token
+                who = 'as %s' % token
+            note = '%s: %s' % (who, note) if note else who
         if version is not None:
             kwargs['microversion'] = version
         if content_type is not _DEFAULT and body is not None:
@@ -134,7 +149,7 @@ class ContractAPI(object):
             path=norm.text(path), version=version, sent=sent, note=note,
             status=response.status_code,
             headers=norm.headers(response.headers),
-            body=norm.body(response.content)))
+            body=normalise.candidates(norm.body(response.content), path)))
 
     # -- setup, over HTTP and recorded like everything else ---------------
 

@@ -186,3 +186,37 @@ class Normaliser(object):
         except ValueError:
             return self.text(squeeze(text))
         return self.value(decoded)
+
+
+def _canonical(value):
+    return json.dumps(value, sort_keys=True)
+
+
+def candidates(body, path):
+    """Put an allocation candidates answer in a canonical order.
+
+    Placement builds its candidates in a hash set: their order, the order
+    of the providers in a mapping and of a provider's traits mean nothing,
+    so they are sorted. With ``limit`` placement keeps the first N of that
+    unordered set, so only how many there are is compared; scenarios keep
+    the provider summaries the same whichever N those are.
+
+    :param body: the normalised body (placeholders in).
+    :param path: the request path, with its query.
+    :returns: ``body``, reordered if it is an allocation candidates answer.
+    """
+    if not (path.startswith('/allocation_candidates') and
+            isinstance(body, dict) and 'allocation_requests' in body):
+        return body
+    requests = body['allocation_requests']
+    for request in requests:
+        for suffix, providers in request.get('mappings', {}).items():
+            providers.sort()
+    requests.sort(key=_canonical)
+    if 'limit=' in path:
+        body['allocation_requests'] = '<%d allocation requests>' % len(
+            requests)
+    for summary in body['provider_summaries'].values():
+        if 'traits' in summary:
+            summary['traits'].sort()
+    return body

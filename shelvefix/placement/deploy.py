@@ -7,12 +7,13 @@ routes the request:
 1. give the request an ``x-openstack-request-id`` (a fresh ``req-<uuid>``,
    like placement: an inbound id is a *global* request id, not echoed);
 2. default ``Accept`` to JSON;
-3. ``noauth2`` authentication: any ``X-Auth-Token`` is accepted, none is
-   a 401 (except for ``/``);
+3. ``noauth2`` authentication: any ``X-Auth-Token`` is accepted (even an
+   empty one), none is a 401 (except for ``/``); what the token may do is
+   the policy's business (:mod:`~shelvefix.placement.policy`, step 5);
 4. parse the microversion (400 for garbage, 406 out of range, both
    without microversion headers);
 5. route, answering 404 for an unknown path and 405 with ``Allow`` for a
-   known path with another method;
+   known path with another method, and 403 for what the policy refuses;
 6. run the handler and turn domain and HTTP errors into placement's error
    documents. Errors that placement raises from outside its handlers (a
    domain "not found", an unknown route) come back without ``Vary``, as
@@ -39,13 +40,15 @@ class PlacementApp(object):
     :param state: the
         :class:`~shelvefix.placement.objects.state.PlacementState` to serve
         (a new empty one by default).
+    :param enforcer: the :class:`~shelvefix.placement.policy.Enforcer`
+        (default: placement's default policy).
     :ivar state: the state served; read it to inspect what clients did.
     """
 
-    def __init__(self, state=None):
+    def __init__(self, state=None, enforcer=None):
         self.state = state if state is not None else (
             state_mod.PlacementState())
-        self._router = handler.Router()
+        self._router = handler.Router(enforcer=enforcer)
 
     def __call__(self, environ, start_response):
         """Serve one request (PEP 3333)."""
@@ -74,7 +77,7 @@ class PlacementApp(object):
 
     def _serve(self, req):
         environ = req.environ
-        if req.path != '/' and not req.header('X-Auth-Token'):
+        if req.path != '/' and req.header('X-Auth-Token') is None:
             return errors.Unauthorized().render(environ, None)
         try:
             req.version = microversion.from_environ(environ)

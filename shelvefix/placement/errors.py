@@ -230,9 +230,22 @@ class InternalServerError(HTTPError):
                    'performing the requested operation.')
 
 
-class NotImplementedInDouble(HTTPError):
-    """501: a route real placement serves but this double does not."""
+# ``code`` values of query string errors.
+QUERY_DUPLICATE_KEY = 'placement.query.duplicate_key'
+QUERY_BAD_VALUE = 'placement.query.bad_value'
+QUERY_MISSING_VALUE = 'placement.query.missing_value'
 
-    status = 501
-    explanation = ('The server does not support the action requested by '
-                   'the browser.')
+
+class Forbidden(HTTPError):
+    """403: the policy does not allow the request.
+
+    Placement raises it from its router, outside the handler layer, so the
+    error is always :attr:`escaped` (answered without ``Vary``).
+    """
+
+    status = 403
+    explanation = 'Access was denied to this resource.'
+
+    def __init__(self, detail='', code=None, headers=None):
+        super(Forbidden, self).__init__(detail, code=code, headers=headers)
+        self.escaped = True

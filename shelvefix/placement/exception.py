@@ -161,3 +161,53 @@ class DatabaseError(PlacementStateError):
 
     msg_fmt = ('(sqlite3.OperationalError) database is locked\n'
                '[SQL: %(statement)s]')
+
+
+class TraitNotFound(NotFound):
+    """A trait name that is neither standard nor a known custom trait."""
+
+    msg_fmt = 'No such trait(s): %(name)s.'
+
+
+class ResourceClassExists(PlacementStateError):
+    """A resource class of that name already exists."""
+
+    msg_fmt = 'Resource class %(resource_class)s already exists.'
+
+
+class ResourceClassCannotDeleteStandard(PlacementStateError):
+    """Standard resource classes cannot be deleted."""
+
+    msg_fmt = 'Cannot delete standard resource class %(resource_class)s.'
+
+
+class ResourceClassCannotUpdateStandard(PlacementStateError):
+    """Standard resource classes cannot be renamed."""
+
+    msg_fmt = 'Cannot update standard resource class %(resource_class)s.'
+
+
+class ResourceClassInUse(PlacementStateError):
+    """A provider still has inventory of the resource class."""
+
+    msg_fmt = ('Cannot delete resource class %(resource_class)s. '
+               'Class is in use in inventory.')
+
+
+class TraitCannotDeleteStandard(PlacementStateError):
+    """Standard traits cannot be deleted."""
+
+    msg_fmt = 'Cannot delete standard trait %(name)s.'
+
+
+class TraitInUse(PlacementStateError):
+    """A provider still has the trait."""
+
+    msg_fmt = 'The trait %(name)s is in use by a resource provider.'
+
+
+class ReshapeGenerationConflict(PlacementStateError):
+    """The reshaper was given a stale provider generation."""
+
+    msg_fmt = ('resource provider generation conflict for provider '
+               '%(uuid)s: actual: %(actual)s, given: %(given)s')

@@ -18,6 +18,7 @@ from shelvefix.placement.handlers import resource_provider
 from shelvefix.placement.handlers import root
 from shelvefix.placement.handlers import trait
 from shelvefix.placement.handlers import usage
+from shelvefix.placement import policy
 
 
 ROUTES = (
@@ -80,18 +81,22 @@ class Router(object):
 
     :param routes: ``(template, {method: handler})`` pairs (default
         :data:`ROUTES`); ``{name}`` in a template matches one path segment.
+    :param enforcer: the :class:`~shelvefix.placement.policy.Enforcer`
+        consulted before a handler runs (default: placement's defaults).
     """
 
-    def __init__(self, routes=ROUTES):
-        self._routes = [(_compile(template), methods)
+    def __init__(self, routes=ROUTES, enforcer=None):
+        self._routes = [(_compile(template), template, methods)
                         for template, methods in routes]
+        self._enforcer = enforcer or policy.Enforcer()
 
     def __call__(self, req, state):
         """Dispatch ``req``; returns the handler's response.
 
         :raises HTTPError: 404 for an unknown path, 405 with ``Allow`` for
             a known path with another method, 400 for a body without a
-            content type, or what the handler raises.
+            content type, 403 for what the policy refuses, or what the
+            handler raises.
         """
         length = req.environ.get('CONTENT_LENGTH')
         try:
@@ -102,7 +107,7 @@ class Router(object):
         except ValueError:
             raise escaped(errors.BadRequest(
                 'content-length header must be an integer'))
-        for pattern, methods in self._routes:
+        for pattern, template, methods in self._routes:
             match = pattern.match(req.path)
             if match is None:
                 continue
@@ -112,5 +117,6 @@ class Router(object):
                     'The method specified is not allowed for this resource.',
                     headers=[('allow', ', '.join(methods))])
             req.params = match.groupdict()
+            self._enforcer.authorize(req, template)
             return handler(req, state)
         raise escaped(errors.NotFound())

@@ -1,4 +1,4 @@
-"""JSON schemas of the placement double, per microversion.
+"""JSON schemas of request bodies of the placement double, per microversion.
 
 They accept and refuse exactly what placement's schemas do. They are also
 *laid out* like placement's (same keys in the same order), because a
@@ -19,7 +19,8 @@ GROUP_PATTERN = '[a-zA-Z0-9_-]{1,64}'
 FLOAT_MAX = 3.40282e+38
 
 
-def _string(min_length=None, max_length=None, **extra):
+def string(min_length=None, max_length=None, **extra):
+    """A string schema (keys in placement's order)."""
     schema = {'type': 'string'}
     schema.update(extra)
     if min_length is not None:
@@ -29,12 +30,13 @@ def _string(min_length=None, max_length=None, **extra):
     return schema
 
 
-def _uuid():
+def uuid_format():
+    """A string in the ``uuid`` format."""
     return {'type': 'string', 'format': 'uuid'}
 
 
 def _external_id():
-    return _string(min_length=1, max_length=255)
+    return string(min_length=1, max_length=255)
 
 
 def _amounts():
@@ -55,39 +57,14 @@ def _with(schema, required=(), drop_required=(), drop=(), **properties):
     return result
 
 
-# -- resource providers -----------------------------------------------------
-
-POST_PROVIDER = {
-    'type': 'object',
-    'properties': {'name': _string(max_length=200), 'uuid': _uuid()},
-    'required': ['name'],
-    'additionalProperties': False,
-}
-PUT_PROVIDER = _with(POST_PROVIDER, drop=['uuid'])
-_PARENT = {'anyOf': [_uuid(), {'type': 'null'}]}
-POST_PROVIDER_V1_14 = _with(POST_PROVIDER, parent_provider_uuid=_PARENT)
-PUT_PROVIDER_V1_14 = _with(POST_PROVIDER_V1_14, drop=['uuid'])
-
-LIST_PROVIDERS = {
-    'type': 'object',
-    'properties': {'name': _string(), 'uuid': _uuid()},
-    'additionalProperties': False,
-}
-
-
-def _query(schema, **properties):
+def with_properties(schema, **properties):
+    """A deep copy of an object schema with more properties."""
     result = copy.deepcopy(schema)
     result['properties'].update(properties)
     return result
 
 
-LIST_PROVIDERS_V1_3 = _query(LIST_PROVIDERS, member_of=_string())
-LIST_PROVIDERS_V1_4 = _query(LIST_PROVIDERS_V1_3, resources=_string())
-LIST_PROVIDERS_V1_14 = _query(LIST_PROVIDERS_V1_4, in_tree=_uuid())
-LIST_PROVIDERS_V1_18 = _query(LIST_PROVIDERS_V1_14, required=_string())
-
-
-def _newest(version, schemas, oldest):
+def newest(version, schemas, oldest):
     """The schema of the newest microversion ``version`` matches.
 
     :param schemas: ``((major, minor), schema)`` pairs, newest first
@@ -99,15 +76,18 @@ def _newest(version, schemas, oldest):
     return oldest
 
 
-def list_providers(version):
-    """The query schema of ``GET /resource_providers``.
+# -- resource providers -----------------------------------------------------
 
-    :param version: the request microversion.
-    """
-    return _newest(version, (((1, 18), LIST_PROVIDERS_V1_18),
-                             ((1, 14), LIST_PROVIDERS_V1_14),
-                             ((1, 4), LIST_PROVIDERS_V1_4),
-                             ((1, 3), LIST_PROVIDERS_V1_3)), LIST_PROVIDERS)
+POST_PROVIDER = {
+    'type': 'object',
+    'properties': {'name': string(max_length=200), 'uuid': uuid_format()},
+    'required': ['name'],
+    'additionalProperties': False,
+}
+PUT_PROVIDER = _with(POST_PROVIDER, drop=['uuid'])
+_PARENT = {'anyOf': [uuid_format(), {'type': 'null'}]}
+POST_PROVIDER_V1_14 = _with(POST_PROVIDER, parent_provider_uuid=_PARENT)
+PUT_PROVIDER_V1_14 = _with(POST_PROVIDER_V1_14, drop=['uuid'])
 
 
 # -- inventories ------------------------------------------------------------
@@ -165,7 +145,7 @@ ALLOCATIONS_V1_0 = {
                 'properties': {
                     'resource_provider': {
                         'type': 'object',
-                        'properties': {'uuid': _uuid()},
+                        'properties': {'uuid': uuid_format()},
                         'additionalProperties': False,
                         'required': ['uuid'],
                     },
@@ -217,11 +197,12 @@ _MAPPINGS = {
     'type': 'object',
     'minProperties': 1,
     'patternProperties': {
-        GROUP_PATTERN: {'type': 'array', 'minItems': 1, 'items': _uuid()},
+        GROUP_PATTERN: {'type': 'array', 'minItems': 1,
+                        'items': uuid_format()},
     },
 }
-_CONSUMER_TYPE = _string(min_length=1, max_length=255,
-                         pattern=CONSUMER_TYPE_PATTERN)
+_CONSUMER_TYPE = string(min_length=1, max_length=255,
+                        pattern=CONSUMER_TYPE_PATTERN)
 
 ALLOCATIONS_V1_12 = _dict_allocations(1)
 # From 1.28 a write may empty a consumer (and must name its generation).
@@ -250,11 +231,11 @@ def put_allocations(version):
 
     :param version: the request microversion.
     """
-    return _newest(version, (((1, 38), ALLOCATIONS_V1_38),
-                             ((1, 34), ALLOCATIONS_V1_34),
-                             ((1, 28), ALLOCATIONS_V1_28),
-                             ((1, 12), ALLOCATIONS_V1_12),
-                             ((1, 8), ALLOCATIONS_V1_8)), ALLOCATIONS_V1_0)
+    return newest(version, (((1, 38), ALLOCATIONS_V1_38),
+                            ((1, 34), ALLOCATIONS_V1_34),
+                            ((1, 28), ALLOCATIONS_V1_28),
+                            ((1, 12), ALLOCATIONS_V1_12),
+                            ((1, 8), ALLOCATIONS_V1_8)), ALLOCATIONS_V1_0)
 
 
 def post_allocations(version):
@@ -262,21 +243,73 @@ def post_allocations(version):
 
     :param version: the request microversion.
     """
-    return _newest(version, (((1, 38), POST_ALLOCATIONS_V1_38),
-                             ((1, 34), POST_ALLOCATIONS_V1_34),
-                             ((1, 28), POST_ALLOCATIONS_V1_28)),
-                   POST_ALLOCATIONS_V1_13)
+    return newest(version, (((1, 38), POST_ALLOCATIONS_V1_38),
+                            ((1, 34), POST_ALLOCATIONS_V1_34),
+                            ((1, 28), POST_ALLOCATIONS_V1_28)),
+                  POST_ALLOCATIONS_V1_13)
 
 
-# -- usages -----------------------------------------------------------------
+# -- aggregates -------------------------------------------------------------
 
-USAGES_V1_9 = {
-    'type': 'object',
-    'properties': {'project_id': _external_id(),
-                   'user_id': _external_id()},
-    'required': ['project_id'],
-    'additionalProperties': False,
-}
-USAGES_V1_38 = _query(
-    USAGES_V1_9, consumer_type=_string(min_length=1, max_length=255,
-                                       pattern=CONSUMER_TYPE_GET_PATTERN))
+_AGGREGATE_LIST = {'type': 'array', 'items': uuid_format(),
+                   'uniqueItems': True}
+PUT_AGGREGATES_V1_1 = copy.deepcopy(_AGGREGATE_LIST)
+PUT_AGGREGATES_V1_19 = {'type': 'object', 'properties': {
+    'aggregates': copy.deepcopy(_AGGREGATE_LIST),
+    'resource_provider_generation': {'type': 'integer'}},
+    'required': ['aggregates', 'resource_provider_generation'],
+    'additionalProperties': False}
+
+
+# -- resource classes and traits (placement's PUT /resource_classes schema
+# is a copy of its POST one) -------------------------------------------------
+
+CUSTOM_NAME_PATTERN = '^CUSTOM_[A-Z0-9_]+$'
+RESOURCE_CLASS = {'type': 'object', 'properties': {'name': string(
+    max_length=255, pattern=CUSTOM_NAME_PATTERN)}, 'required': ['name'],
+    'additionalProperties': False}
+TRAIT = string(min_length=1, max_length=255)
+CUSTOM_TRAIT = dict(TRAIT, pattern=CUSTOM_NAME_PATTERN)
+SET_PROVIDER_TRAITS = {'type': 'object', 'properties': {
+    'traits': {'type': 'array', 'items': TRAIT},
+    'resource_provider_generation': {'type': 'integer'}},
+    'required': ['traits', 'resource_provider_generation'],
+    'additionalProperties': False}
+
+
+# -- the reshaper ------------------------------------------------------------
+
+def _reshaper(allocations):
+    # Allocations may be empty here: nothing may be allocated yet from the
+    # inventory being moved.
+    allocations = copy.deepcopy(allocations)
+    allocations['minProperties'] = 0
+    return {
+        'type': 'object',
+        'properties': {
+            'inventories': {
+                'type': 'object',
+                'patternProperties': {
+                    UUID_PATTERN: copy.deepcopy(PUT_INVENTORIES)},
+                'minProperties': 1,
+                'additionalProperties': False,
+            },
+            'allocations': allocations,
+        },
+        'required': ['inventories', 'allocations'],
+        'additionalProperties': False,
+    }
+
+
+RESHAPER = _reshaper(POST_ALLOCATIONS_V1_28)
+RESHAPER_V1_34 = _reshaper(POST_ALLOCATIONS_V1_34)
+RESHAPER_V1_38 = _reshaper(POST_ALLOCATIONS_V1_38)
+
+
+def reshaper(version):
+    """The body schema of ``POST /reshaper``.
+
+    :param version: the request microversion.
+    """
+    return newest(version, (((1, 38), RESHAPER_V1_38),
+                            ((1, 34), RESHAPER_V1_34)), RESHAPER)

@@ -138,9 +138,20 @@ class Request(object):
     @property
     def query(self):
         """The query parameters as a dict; a repeated key keeps its last."""
-        pairs = urllib.parse.parse_qsl(
+        return dict(self.query_pairs)
+
+    @property
+    def query_pairs(self):
+        """Every ``(name, value)`` of the query string, in order."""
+        return urllib.parse.parse_qsl(
             self.environ.get('QUERY_STRING', ''), keep_blank_values=True)
-        return dict(pairs)
+
+    def query_all(self, name):
+        """Every value of the query parameter ``name``, in order.
+
+        :param name: the parameter name.
+        """
+        return [value for key, value in self.query_pairs if key == name]
 
     @property
     def body(self):

@@ -74,7 +74,13 @@ def for_provider(req, state):
                                 common.newest(row[4] for row in rows))
 
 
-def _write(req, consumer, data):
+def consumer_write(req, consumer, data):
+    """A :class:`ConsumerWrite` of one consumer's allocations body.
+
+    :param req: the request (its microversion decides the format).
+    :param consumer: the consumer uuid.
+    :param data: the consumer's part of the validated body.
+    """
     resources = data['allocations']
     if not req.version.matches((1, 12)):
         # The list format of 1.0 - 1.11 becomes the dict format.
@@ -123,7 +129,7 @@ def put_for_consumer(req, state):
     consumer = validation.normalize_uuid(consumer)
     data = validation.extract_json(req.body,
                                    schemas.put_allocations(req.version))
-    return _replace(req, state, [_write(req, consumer, data)],
+    return _replace(req, state, [consumer_write(req, consumer, data)],
                     'Unable to allocate inventory for consumer ' +
                     consumer.replace('%', '%%') + ': %s')
 
@@ -142,7 +148,7 @@ def post(req, state):
     common.require_json(req)
     data = validation.extract_json(req.body,
                                    schemas.post_allocations(req.version))
-    writes = [_write(req, consumer, body)
+    writes = [consumer_write(req, consumer, body)
               for consumer, body in data.items()]
     return _replace(req, state, writes, 'Unable to allocate inventory %s')
 

@@ -5,6 +5,7 @@ import uuid as uuidlib
 from shelvefix.placement import errors
 from shelvefix.placement import exception
 from shelvefix.placement.handlers import common
+from shelvefix.placement import query
 from shelvefix.placement import schemas
 from shelvefix.placement import validation
 from shelvefix.placement import wsgi
@@ -85,60 +86,40 @@ def show(req, state):
         state.provider_last_modified(uuid))
 
 
-def _resources_filter(text):
-    expected = ('Badly formed resources parameter. Expected resources '
-                'query string parameter in form: '
-                '?resources=VCPU:2,MEMORY_MB:1024. Got: %s.')
-    if not text.strip():
-        raise errors.BadRequest(expected % 'empty string')
-    amounts = {}
-    for item in text.split(','):
-        try:
-            name, amount = item.split(':')
-        except ValueError:
-            raise errors.BadRequest(expected % item)
-        try:
-            amount = int(amount)
-        except ValueError:
-            raise errors.BadRequest(
-                'Requested resource %s expected positive integer amount. '
-                'Got: %s.' % (name, amount))
-        if amount < 1:
-            raise errors.BadRequest(
-                'Requested resource %s requires amount >= 1. Got: %d.'
-                % (name, amount))
-        amounts[name] = amount
-    return amounts
-
-
 def index(req, state):
-    """``GET /resource_providers`` with name, uuid, in_tree, resources.
+    """``GET /resource_providers``, filtered.
 
-    ``member_of`` and ``required`` are validated but the double does not
-    model aggregates or traits, so filtering on them answers 501.
+    Filters: ``name``, ``uuid``; ``member_of`` (1.3; repeated from 1.24,
+    forbidden ``!`` forms from 1.32); ``resources`` (1.4); ``in_tree``
+    (1.14); ``required`` (1.18; forbidden ``!`` traits from 1.22, ``in:``
+    and repeated from 1.39).
 
     :param req: the request.
     :param state: the placement state.
-    :raises: NotAcceptable, BadRequest, NotImplementedInDouble.
+    :raises: NotAcceptable, BadRequest (a bad or unknown filter value).
     """
     common.check_accept(req)
     params = req.query
-    validation.validate_query(params, schemas.list_providers(req.version))
-    for unsupported in ('member_of', 'required'):
-        if unsupported in params:
-            raise errors.NotImplementedInDouble(
-                'Filtering resource providers on %s is not implemented by '
-                'the placement double.' % unsupported)
-    resources = None
+    validation.validate_query(params, query.list_providers(req.version))
+    filters = {}
+    if 'member_of' in params:
+        filters['member_of'], filters['forbidden_aggregates'] = (
+            query.member_of_params(req))
+    if 'required' in params:
+        filters['required_traits'], filters['forbidden_traits'] = (
+            query.required_params(req))
     if 'resources' in params:
-        resources = _resources_filter(params['resources'])
+        filters['resources'] = query.resources(params['resources'])
     try:
         providers = state.list_providers(
             name=params.get('name'), uuid=params.get('uuid'),
-            in_tree=params.get('in_tree'), resources=resources)
+            in_tree=params.get('in_tree'), **filters)
     except exception.ResourceClassNotFound as exc:
         raise errors.BadRequest(
             'Invalid resource class in resources parameter: %s' % exc)
+    except exception.TraitNotFound as exc:
+        raise errors.BadRequest(
+            'Invalid trait(s) in "required" parameter: %s' % exc)
     body = {'resource_providers': [serialize(req, rp) for rp in providers]}
     stamps = [state.provider_last_modified(rp.uuid) for rp in providers]
     return common.cache_headers(req, wsgi.json_response(body),

@@ -1,7 +1,7 @@
 """``GET /resource_providers/{uuid}/usages`` and ``GET /usages``."""
 
 from shelvefix.placement.handlers import common
-from shelvefix.placement import schemas
+from shelvefix.placement import query
 from shelvefix.placement import validation
 from shelvefix.placement import wsgi
 
@@ -34,7 +34,7 @@ def totals(req, state):
     params = req.query
     by_type = req.version.matches((1, 38))
     validation.validate_query(
-        params, schemas.USAGES_V1_38 if by_type else schemas.USAGES_V1_9)
+        params, query.USAGES_V1_38 if by_type else query.USAGES_V1_9)
     usages = state.total_usages(params['project_id'],
                                 user_id=params.get('user_id'),
                                 by_type=by_type,

@@ -271,26 +271,35 @@ class AllocationsMixin(object):
                 raise
             # Providers are looked up only now; a failure here keeps the
             # consumers created above (see the module docstring).
-            entries = []
-            for write in writes:
-                if write.allocations:
-                    for rp, resources in write.allocations.items():
-                        if rp not in self._providers:
-                            raise exception.AllocationProviderNotFound(
-                                rp_uuid=rp)
-                        entries.extend((write.uuid, rp, rc, amount)
-                                       for rc, amount in resources.items())
-                else:
-                    entries.extend((write.uuid, row.provider,
-                                    row.resource_class, 0)
-                                   for row in self._allocations.get(
-                                       write.uuid, []))
+            entries = self._entries(writes)
             try:
                 touched = self._check(writes, entries)
             except exception.PlacementStateError:
                 self._forget_consumers(created)
                 raise
             self._apply(writes, entries, touched)
+
+    def _entries(self, writes):
+        """``(consumer, provider, class, amount)`` of some writes.
+
+        An empty write lists the consumer's current allocations at 0.
+
+        :raises AllocationProviderNotFound: an unknown provider.
+        """
+        entries = []
+        for write in writes:
+            if write.allocations:
+                for rp, resources in write.allocations.items():
+                    if rp not in self._providers:
+                        raise exception.AllocationProviderNotFound(rp_uuid=rp)
+                    entries.extend((write.uuid, rp, rc, amount)
+                                   for rc, amount in resources.items())
+            else:
+                entries.extend((write.uuid, row.provider, row.resource_class,
+                                0)
+                               for row in self._allocations.get(write.uuid,
+                                                                []))
+        return entries
 
     def _forget_consumers(self, uuids):
         for uuid in uuids:

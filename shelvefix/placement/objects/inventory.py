@@ -63,7 +63,7 @@ class InventoriesMixin(object):
         return sorted(used & set(classes), key=self._class_order)
 
     def set_inventories(self, uuid, generation, inventories,
-                        reserved_can_be_total=True):
+                        reserved_can_be_total=True, check_reserved=True):
         """Replace all inventory of a provider; bumps its generation.
 
         :param uuid: the provider.
@@ -71,6 +71,8 @@ class InventoriesMixin(object):
             the check (DELETE of all inventory does not send one).
         :param inventories: ``{resource_class: Inventory}``.
         :param reserved_can_be_total: allow ``reserved == total``.
+        :param check_reserved: refuse reserved above total (the reshaper,
+            unlike the inventory routes, does not).
         :returns: the new provider generation.
         :raises ResourceProviderNotFound: no such provider.
         :raises ProviderGenerationConflict: stale generation.
@@ -83,7 +85,9 @@ class InventoriesMixin(object):
             if generation is not None:
                 self._check_generation(record, generation)
             for rc, inv in inventories.items():
-                self._check_reserved(uuid, rc, inv, reserved_can_be_total)
+                if check_reserved:
+                    self._check_reserved(uuid, rc, inv,
+                                         reserved_can_be_total)
             for rc in inventories:
                 self.class_id(rc)
             removed = [rc for rc in record.inventories

@@ -11,21 +11,15 @@ later one.
 import collections
 import datetime
 
-# The standard resource classes of os-resource-classes 1.1.0, in the order
-# placement numbers them (that order shows in usage and error listings).
-STANDARD_RESOURCE_CLASSES = (
-    'VCPU', 'MEMORY_MB', 'DISK_GB', 'PCI_DEVICE', 'SRIOV_NET_VF',
-    'NUMA_SOCKET', 'NUMA_CORE', 'NUMA_THREAD', 'NUMA_MEMORY_MB',
-    'IPV4_ADDRESS', 'VGPU', 'VGPU_DISPLAY_HEAD',
-    'NET_BW_EGR_KILOBIT_PER_SEC', 'NET_BW_IGR_KILOBIT_PER_SEC', 'PCPU',
-    'MEM_ENCRYPTION_CONTEXT', 'FPGA', 'PGPU',
-    'NET_PACKET_RATE_KILOPACKET_PER_SEC',
-    'NET_PACKET_RATE_EGR_KILOPACKET_PER_SEC',
-    'NET_PACKET_RATE_IGR_KILOPACKET_PER_SEC',
-)
+import os_resource_classes
+
+# The standard resource classes, in the order placement numbers them
+# (their ids are their positions; that order shows in usage and
+# error listings).
+STANDARD_RESOURCE_CLASSES = tuple(os_resource_classes.STANDARDS)
 # Placement numbers custom classes from here on.
 FIRST_CUSTOM_RESOURCE_CLASS_ID = 10000
-CUSTOM_PREFIX = 'CUSTOM_'
+CUSTOM_PREFIX = os_resource_classes.CUSTOM_NAMESPACE
 
 # The largest value an integer column holds; max_unit defaults to it.
 MAX_INT = 2147483647

@@ -11,14 +11,14 @@ write is all-or-nothing exactly like placement's database transactions.
 This module holds the core (storage, lock, introspection) and the
 resource providers; inventories and allocations live in the mixins of
 :mod:`~shelvefix.placement.objects.inventory` and
-:mod:`~shelvefix.placement.objects.allocation`. Tests may read the state
+:mod:`~shelvefix.placement.objects.allocation`, the provider search in
+:mod:`~shelvefix.placement.objects.provider_filter`. Tests may read the state
 directly (see the introspection members) but should change it through
 HTTP, as real clients do.
 """
 
 import collections
 import itertools
-import re
 import threading
 import uuid as uuidlib
 
@@ -28,11 +28,10 @@ from shelvefix.placement.objects import allocation
 from shelvefix.placement.objects import candidates
 from shelvefix.placement.objects import inventory
 from shelvefix.placement.objects import models
+from shelvefix.placement.objects import provider_filter
 from shelvefix.placement.objects import reshaper
 from shelvefix.placement.objects import resource_class
 from shelvefix.placement.objects import trait
-
-_CUSTOM_CLASS_RE = re.compile(r'^CUSTOM_[A-Z0-9_]+$')
 
 
 class PlacementState(inventory.InventoriesMixin,
@@ -41,7 +40,8 @@ class PlacementState(inventory.InventoriesMixin,
                      trait.TraitsMixin,
                      aggregate.AggregatesMixin,
                      candidates.CandidatesMixin,
-                     reshaper.ReshaperMixin):
+                     reshaper.ReshaperMixin,
+                     provider_filter.ProviderFiltersMixin):
     """In-memory placement data, safe to share between threads.
 
     Introspection (snapshots, safe to keep):
@@ -56,10 +56,17 @@ class PlacementState(inventory.InventoriesMixin,
         self._lock = threading.RLock()
         # Insertion order is placement's id order: listings follow it.
         self._providers = collections.OrderedDict()
+        # Custom resource classes and traits, names in creation (id)
+        # order, and their records (see their mixins); the standard ones
+        # count as created with the state.
         self._custom_classes = []
-        # Custom traits in creation order (standard ones come from
-        # os-traits; see the traits mixin).
+        self._class_records = {}
         self._custom_traits = []
+        self._trait_records = {}
+        self._created_at = models.utcnow()
+        # Every aggregate uuid ever used -> its id (see the aggregates
+        # mixin); providers keep theirs in ProviderRecord.aggregates.
+        self._aggregate_ids = {}
         self._consumers = {}
         self._allocations = {}
         self._seq = itertools.count(1)
@@ -82,47 +89,7 @@ class PlacementState(inventory.InventoriesMixin,
         with self._lock:
             return {c.uuid: c.snapshot() for c in self._consumers.values()}
 
-    @property
-    def resource_classes(self):
-        """The resource classes known: standard ones, then custom ones."""
-        with self._lock:
-            return (list(models.STANDARD_RESOURCE_CLASSES) +
-                    list(self._custom_classes))
-
-    def add_resource_class(self, name):
-        """Make a custom resource class known (idempotent).
-
-        :param name: ``CUSTOM_`` followed by ``[A-Z0-9_]``.
-        :raises ValueError: for a name that is not a custom class name.
-        """
-        if not _CUSTOM_CLASS_RE.match(name or ''):
-            raise ValueError('%r is not a CUSTOM_ resource class name'
-                             % (name,))
-        with self._lock:
-            if name not in self._custom_classes:
-                self._custom_classes.append(name)
-
     # -- helpers (caller holds the lock) ---------------------------------
-
-    def class_id(self, name):
-        """Placement's numeric id of a resource class, for ordering.
-
-        :param name: the resource class.
-        :raises ResourceClassNotFound: unknown class.
-        """
-        if name in models.STANDARD_RESOURCE_CLASSES:
-            return models.STANDARD_RESOURCE_CLASSES.index(name)
-        with self._lock:
-            if name in self._custom_classes:
-                return (models.FIRST_CUSTOM_RESOURCE_CLASS_ID +
-                        self._custom_classes.index(name))
-        raise exception.ResourceClassNotFound(name=name)
-
-    def _class_order(self, name):
-        try:
-            return self.class_id(name)
-        except exception.ResourceClassNotFound:
-            return float('inf')
 
     def _provider(self, uuid):
         try:
@@ -143,8 +110,10 @@ class PlacementState(inventory.InventoriesMixin,
         return found
 
     def _provider_view(self, record):
+        # Placement lists a provider's inventories by resource class id.
         inventories = collections.OrderedDict(
-            (rc, inv.inventory) for rc, inv in record.inventories.items())
+            (rc, record.inventories[rc].inventory)
+            for rc in sorted(record.inventories, key=self._class_order))
         return models.Provider(record.uuid, record.name, record.generation,
                                record.parent_uuid, self._root_of(record),
                                inventories)
@@ -203,44 +172,6 @@ class PlacementState(inventory.InventoriesMixin,
         """
         with self._lock:
             return self._provider(uuid).last_modified
-
-    def list_providers(self, name=None, uuid=None, in_tree=None,
-                       resources=None):
-        """Providers matching every filter given, in creation order.
-
-        :param name: exact name.
-        :param uuid: exact uuid.
-        :param in_tree: any provider of the wanted tree (unknown: none).
-        :param resources: ``{resource_class: amount}`` the provider must
-            still have room for, respecting its unit constraints.
-        :returns: a list of :class:`~.models.Provider`.
-        :raises ResourceClassNotFound: an unknown class in ``resources``.
-        """
-        with self._lock:
-            found = list(self._providers.values())
-            if name:
-                found = [rp for rp in found if rp.name == name]
-            if uuid:
-                found = [rp for rp in found if rp.uuid == uuid]
-            if in_tree:
-                if in_tree not in self._providers:
-                    return []
-                root = self._root_of(self._providers[in_tree])
-                found = [rp for rp in found if self._root_of(rp) == root]
-            for rc, amount in (resources or {}).items():
-                self.class_id(rc)
-                found = [rp for rp in found if self._has_room(rp, rc, amount)]
-            return [self._provider_view(rp) for rp in found]
-
-    def _has_room(self, record, rc, amount):
-        stored = record.inventories.get(rc)
-        if stored is None:
-            return False
-        inv = stored.inventory
-        room = (inv.total - inv.reserved) * inv.allocation_ratio
-        return (self._used(record.uuid, rc) + amount <= room and
-                inv.min_unit <= amount <= inv.max_unit and
-                amount % inv.step_size == 0)
 
     def update_provider(self, uuid, name, parent_provider_uuid,
                         allow_reparenting=False):

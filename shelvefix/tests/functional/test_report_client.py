@@ -472,7 +472,7 @@ class AdapterFromConfigTestCase(base.TestCase):
             ks_loading.get_auth_plugin_conf_options('admin_token'),
             group='placement')
         self.flags(group='placement', auth_type='admin_token',
-                   token='secret', endpoint_override=placement.endpoint)
+                   token='admin', endpoint_override=placement.endpoint)
         client = report.SchedulerReportClient()
         client.adapter.session.session.mount(placement.endpoint,
                                              placement.transport)

@@ -54,6 +54,19 @@ class FixtureTestCase(testtools.TestCase):
         self.assertEqual('secret /placement /usages', resp.text)
         self.assertEqual('/usages', placement.calls[0].path)
 
+    def test_non_admin_token_setup_as_admin(self):
+        placement = self.useFixture(fixture.PlacementFixture(
+            token='bob:proj'))
+        uuid = placement.create_provider('rp', inventory={'VCPU': 1})
+        self.assertEqual(2, placement.set_inventory(uuid, {'VCPU': 2}))
+        resp = placement.adapter.get('/resource_providers/%s' % uuid)
+        self.assertEqual(403, resp.status_code)
+        self.assertEqual([200, 200, 200, 200, 403],
+                         [call.status for call in placement.calls])
+        self.assertIsNot(placement.adapter, placement.admin_adapter)
+        admin = self.useFixture(fixture.PlacementFixture())
+        self.assertIs(admin.adapter, admin.admin_adapter)
+
     def test_shared_state(self):
         app = deploy.PlacementApp()
         placement = self.useFixture(fixture.PlacementFixture(app=app))

@@ -183,3 +183,17 @@ class PackagedFilesTestCase(base.TestCase):
         self.assertTrue(os.path.isfile(script))
         self.assertTrue(os.path.abspath(script).startswith(
             os.path.dirname(os.path.abspath(shelvefix.__file__))))
+
+
+class BrokenPipeTestCase(base.TestCase):
+    """A reader that goes away (``| head``) ends the command quietly."""
+
+    def test_broken_pipe(self):
+        class Closed(io.StringIO):
+            def write(self, text):
+                raise BrokenPipeError(32, 'Broken pipe')
+
+        err = io.StringIO()
+        self.assertEqual(1, main.main(['contract', '--list'], out=Closed(),
+                                      err=err))
+        self.assertEqual('', err.getvalue())

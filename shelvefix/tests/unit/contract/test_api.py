@@ -86,3 +86,15 @@ class ContractAPITestCase(testtools.TestCase):
                          self.api.observations[0].headers['location'])
         self.assertEqual(self.api.uuid('rp2'), self.api.provider('rp2'))
         self.assertEqual(3, len(self.api.observations))
+
+    def test_other_tokens(self):
+        self.api.request('GET', '/resource_providers', token='bob:proj')
+        self.api.request('GET', '/resource_providers', token='bob:proj',
+                         headers={'X-Roles': 'service'}, note='service')
+        self.api.request('GET', '/resource_providers',
+                         token=api_mod.NO_TOKEN)
+        self.api.request('GET', '/resource_providers')
+        self.assertEqual(
+            [(403, 'as bob:proj'), (200, 'as bob:proj: service'),
+             (401, 'without a token'), (200, None)],
+            [(o.status, o.note) for o in self.api.observations])

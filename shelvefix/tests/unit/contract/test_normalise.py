@@ -133,3 +133,39 @@ class NormaliserTestCase(testtools.TestCase):
             self.norm.body(('<html>\n <body>\n  <h1>404 Not Found</h1>\n'
                             '  %s\n </body>\n</html>' % OTHER).encode()))
         self.assertEqual('\ufffd', self.norm.body(b'\xff'))
+
+
+class CandidatesTestCase(testtools.TestCase):
+    """Allocation candidates compare whatever order placement used."""
+
+    def body(self, requests, traits):
+        return {'allocation_requests': requests,
+                'provider_summaries': {'<a>': {'resources': {},
+                                               'traits': traits}}}
+
+    def test_sorted(self):
+        one = {'allocations': {'<a>': {}}, 'mappings': {'': ['<b>', '<a>']}}
+        two = {'allocations': {'<b>': {}}, 'mappings': {'': ['<b>']}}
+        path = '/allocation_candidates?resources=VCPU:1'
+        first = normalise.candidates(self.body([one, two], ['B', 'A']), path)
+        second = normalise.candidates(
+            self.body([dict(two), dict(one, mappings={'': ['<a>', '<b>']})],
+                      ['A', 'B']), path)
+        self.assertEqual(first, second)
+        self.assertEqual(['A', 'B'],
+                         first['provider_summaries']['<a>']['traits'])
+
+    def test_limit_counts_only(self):
+        body = normalise.candidates(self.body([{'allocations': {}}], []),
+                                    '/allocation_candidates?limit=1')
+        self.assertEqual('<1 allocation requests>',
+                         body['allocation_requests'])
+
+    def test_other_answers_untouched(self):
+        body = {'errors': [{'detail': 'x'}]}
+        self.assertIs(body, normalise.candidates(
+            body, '/allocation_candidates?x'))
+        body = self.body([], ['B', 'A'])
+        self.assertEqual(['B', 'A'], normalise.candidates(
+            body, '/resource_providers')['provider_summaries']['<a>']
+            ['traits'])

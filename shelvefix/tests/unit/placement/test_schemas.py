@@ -4,6 +4,7 @@ import jsonschema
 import testtools
 
 from shelvefix.placement import microversion
+from shelvefix.placement import query
 from shelvefix.placement import schemas
 
 RP = '11111111-1111-1111-1111-111111111111'
@@ -41,10 +42,10 @@ class SchemasTestCase(testtools.TestCase):
                       schemas.post_allocations(version(27)))
         self.assertIs(schemas.POST_ALLOCATIONS_V1_38,
                       schemas.post_allocations(version(39)))
-        self.assertIs(schemas.LIST_PROVIDERS,
-                      schemas.list_providers(version(2)))
-        self.assertIs(schemas.LIST_PROVIDERS_V1_14,
-                      schemas.list_providers(version(17)))
+        self.assertIs(query.LIST_PROVIDERS,
+                      query.list_providers(version(2)))
+        self.assertIs(query.LIST_PROVIDERS_V1_14,
+                      query.list_providers(version(17)))
 
     def test_consumer_generation_rules(self):
         base = {'allocations': {RP: {'resources': {'VCPU': 1}}},

@@ -195,3 +195,98 @@ class UpdateDeleteTestCase(base.PlacementTestCase):
         self.assertError(self.delete(url(base.RP2)), 404,
                          detail='No resource provider with uuid %s found '
                                 'for delete' % base.RP2)
+
+
+AGG1 = 'a1a1a1a1-0000-0000-0000-000000000001'
+AGG2 = 'a2a2a2a2-0000-0000-0000-000000000002'
+AVX, SSE = 'HW_CPU_X86_AVX', 'HW_CPU_X86_SSE'
+
+
+class ListFiltersTestCase(base.PlacementTestCase):
+    """member_of and required on GET /resource_providers."""
+
+    def setUp(self):
+        super(ListFiltersTestCase, self).setUp()
+        # RP1: AGG1, AVX; RP2: AGG1 AGG2, AVX SSE; RP3: nothing.
+        for uuid, aggregates, traits in ((base.RP1, [AGG1], [AVX]),
+                                         (base.RP2, [AGG1, AGG2],
+                                          [AVX, SSE]),
+                                         (base.RP3, [], [])):
+            self.make_provider(uuid)
+            self.put(url(uuid) + '/aggregates', aggregates, version='1.1')
+            self.put(url(uuid) + '/traits',
+                     {'traits': traits, 'resource_provider_generation': 1},
+                     version='1.6')
+
+    def found(self, query, version='latest'):
+        resp = self.get(RPS + '?' + query, version=version)
+        self.assertStatus(200, resp)
+        return [rp['uuid'] for rp in resp.json()['resource_providers']]
+
+    def test_member_of(self):
+        self.assertEqual([base.RP1, base.RP2],
+                         self.found('member_of=' + AGG1, '1.3'))
+        self.assertEqual([base.RP2], self.found(
+            'member_of=in:%s,%s' % (AGG2, base.MISSING), '1.3'))
+        self.assertEqual([], self.found('member_of=' + base.MISSING, '1.3'))
+        self.assertEqual([base.RP2], self.found(
+            'member_of=%s&member_of=%s' % (AGG1, AGG2), '1.24'))
+        self.assertEqual([base.RP3], self.found('member_of=!' + AGG1,
+                                                '1.32'))
+        self.assertEqual([base.RP1, base.RP3], self.found(
+            'member_of=!in:%s,%s' % (AGG2, base.MISSING), '1.32'))
+
+    def test_member_of_refusals(self):
+        for query, version, detail in (
+                ('member_of=' + AGG1, '1.2',
+                 "Additional properties are not allowed ('member_of'"),
+                ('member_of=%s,%s' % (AGG1, AGG2), '1.3',
+                 "Multiple values for 'member_of' must be prefixed with "
+                 "the 'in:' or '!in:' keyword"),
+                ('member_of=nope', '1.3', "Expected 'member_of' parameter "
+                 "to contain valid UUID(s). Got: nope"),
+                ('member_of=%s&member_of=%s' % (AGG1, AGG2), '1.23',
+                 'Multiple member_of parameters are not supported'),
+                ('member_of=!' + AGG1, '1.31', 'Forbidden member_of '
+                 'parameters are not supported in the specified '
+                 'microversion')):
+            self.assertError(self.get(RPS + '?' + query, version=version),
+                             400, detail=detail)
+
+    def test_required(self):
+        self.assertEqual([base.RP1, base.RP2],
+                         self.found('required=' + AVX, '1.18'))
+        self.assertEqual([base.RP2], self.found(
+            'required=%s,%s' % (AVX, SSE), '1.18'))
+        self.assertEqual([base.RP1], self.found(
+            'required=%s,!%s' % (AVX, SSE), '1.22'))
+        self.assertEqual([base.RP2], self.found(
+            'required=in:%s,HW_CPU_X86_VMX&required=%s' % (SSE, AVX),
+            '1.39'))
+        self.assertEqual([base.RP1, base.RP2], self.found(
+            'required=%s&required=%s' % (SSE, AVX), '1.38'))
+
+    def test_required_refusals(self):
+        for query, version, detail in (
+                ('required=' + AVX, '1.17',
+                 "Additional properties are not allowed ('required'"),
+                ('required=!' + AVX, '1.21', "Expected 'required' parameter "
+                 "value of the form: HW_CPU_X86_VMX,CUSTOM_MAGIC. Got: !"),
+                ('required=in:' + AVX, '1.38', "The format "
+                 "'in:HW_CPU_X86_VMX,CUSTOM_MAGIC' only supported since "
+                 "microversion 1.39."),
+                ('required=CUSTOM_NOPE', '1.18', 'Invalid trait(s) in '
+                 '"required" parameter: No such trait(s): CUSTOM_NOPE.'),
+                ('required=!CUSTOM_NOPE', '1.22', 'No such trait(s): '
+                 'CUSTOM_NOPE.')):
+            self.assertError(self.get(RPS + '?' + query, version=version),
+                             400, detail=detail)
+
+    def test_empty_answers_before_unknown_classes(self):
+        for query in ('member_of=' + base.MISSING,
+                      'required=HW_CPU_X86_VMX',
+                      'in_tree=' + base.MISSING):
+            self.assertEqual([], self.found(query + '&resources=FOO:1'))
+        self.assertError(self.get(RPS + '?member_of=!%s&resources=FOO:1'
+                                  % AGG1, version='latest'), 400,
+                         detail='No such resource class FOO.')

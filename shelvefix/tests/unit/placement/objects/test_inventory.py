@@ -21,14 +21,17 @@ class InventoriesTestCase(testtools.TestCase):
         self.state = state_mod.PlacementState()
         self.state.create_provider('rp1', RP1)
 
-    def test_set_bumps_generation_and_keeps_order(self):
+    def test_set_bumps_generation_and_lists_by_class_id(self):
         self.assertEqual(1, self.state.set_inventories(
             RP1, 0, {'DISK_GB': inv(10), 'VCPU': inv(4)}))
         self.assertEqual(2, self.state.set_inventories(
-            RP1, 1, {'VCPU': inv(8), 'MEMORY_MB': inv(64), 'DISK_GB': inv(5)}))
+            RP1, 1, {'VCPU': inv(8), 'MEMORY_MB': inv(64), 'DISK_GB': inv(5),
+                     'PCPU': inv(2)}))
         generation, inventories = self.state.get_inventories(RP1)
         self.assertEqual(2, generation)
-        self.assertEqual(['DISK_GB', 'VCPU', 'MEMORY_MB'], list(inventories))
+        # Placement's order: the classes' ids, not the order written.
+        self.assertEqual(['VCPU', 'MEMORY_MB', 'DISK_GB', 'PCPU'],
+                         list(inventories))
         self.assertEqual(8, inventories['VCPU'].total)
 
     def test_set_refusals_change_nothing(self):

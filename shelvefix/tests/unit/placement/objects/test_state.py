@@ -12,6 +12,9 @@ from shelvefix.placement.objects import state as state_mod
 RP1 = '11111111-1111-1111-1111-111111111111'
 RP2 = '22222222-2222-2222-2222-222222222222'
 RP3 = '33333333-3333-3333-3333-333333333333'
+AGG1 = 'a1a1a1a1-0000-0000-0000-000000000001'
+AGG2 = 'a2a2a2a2-0000-0000-0000-000000000002'
+AVX, SSE, VMX = 'HW_CPU_X86_AVX', 'HW_CPU_X86_SSE', 'HW_CPU_X86_VMX'
 
 
 def inv(total, **fields):
@@ -101,6 +104,53 @@ class ProvidersTestCase(testtools.TestCase):
         self.assertEqual([], self.state.list_providers(in_tree=RP3))
         self.assertRaises(exception.ResourceClassNotFound,
                           self.state.list_providers, resources={'FOO': 1})
+
+    def test_list_by_aggregates(self):
+        for uuid in (RP1, RP2, RP3):
+            self.state.create_provider(uuid[:3], uuid)
+        self.state.set_provider_aggregates(RP1, [AGG1])
+        self.state.set_provider_aggregates(RP2, [AGG1, AGG2])
+
+        def found(**filters):
+            return [rp.uuid for rp in self.state.list_providers(**filters)]
+        self.assertEqual([RP1, RP2], found(member_of=[{AGG1}]))
+        self.assertEqual([RP2], found(member_of=[{AGG1}, {AGG2, RP3}]))
+        self.assertEqual([RP3], found(forbidden_aggregates={AGG1}))
+        self.assertEqual([RP1], found(member_of=[{AGG1}],
+                                      forbidden_aggregates={AGG2}))
+        self.assertEqual([], found(member_of=[{AGG1.upper()}]))
+        # Nobody in the aggregate: empty before the resource class.
+        self.assertEqual([], found(member_of=[{RP3}], resources={'FOO': 1}))
+        self.assertRaises(exception.ResourceClassNotFound, found,
+                          member_of=[{AGG1}], name='nope',
+                          resources={'FOO': 1})
+
+    def test_list_by_traits(self):
+        for uuid in (RP1, RP2, RP3):
+            self.state.create_provider(uuid[:3], uuid)
+        self.state.set_provider_traits(RP1, 0, [AVX])
+        self.state.set_provider_traits(RP2, 0, [AVX, SSE])
+
+        def found(**filters):
+            return [rp.uuid for rp in self.state.list_providers(**filters)]
+        self.assertEqual([RP1, RP2], found(required_traits=[{AVX}]))
+        self.assertEqual([RP2], found(required_traits=[{AVX}, {SSE}]))
+        self.assertEqual([RP2], found(required_traits=[{SSE, VMX}]))
+        self.assertEqual([RP3], found(forbidden_traits={AVX}))
+        self.assertEqual([RP1], found(required_traits=[{AVX}],
+                                      forbidden_traits={SSE}))
+        self.assertEqual([], found(required_traits=[{VMX}],
+                                   resources={'FOO': 1}))
+        exc = self.assertRaises(exception.TraitNotFound, found,
+                                required_traits=[{'CUSTOM_B'}, {AVX}],
+                                forbidden_traits={'CUSTOM_A'})
+        self.assertEqual('No such trait(s): CUSTOM_B.', str(exc))
+        exc = self.assertRaises(exception.TraitNotFound, found,
+                                forbidden_traits={'CUSTOM_A'})
+        self.assertEqual('No such trait(s): CUSTOM_A.', str(exc))
+        # An unknown tree answers before any trait is looked at.
+        self.assertEqual([], found(in_tree=RP3[:-1] + '0',
+                                   required_traits=[{'CUSTOM_B'}]))
 
     def test_delete(self):
         self.state.create_provider('rp1', RP1)
