@@ -1,68 +1,211 @@
-"""Interleavings per second and total exploration time, per backend.
+"""The race lab's explorations: runs, outcomes, time, and what a run costs.
 
-Explores the whole 2 × 2 matrix (ordering × way of freeing allocations)
-once with the sleep-set reduction and once without, on the placement double
-and on the real placement service (openstack-placement in-process over
-in-memory sqlite), in one run so the figures compare on a shared machine.
-Each interleaving is a full run from scratch: two providers, an instance
-with allocations, both actors, the invariant checks and the clean-up.
+For each scenario and backend, in one process so the figures compare on a
+shared machine:
 
-Usage: ``python benchmarks/bench_explorer.py [--backend NAME ...]``.
+* interleavings explored with the reduction (one run per Mazurkiewicz
+  trace) and without it. The lifecycle has far too many interleavings to
+  run them all, and the real service is slow: for them the unreduced
+  figure is *counted*: the number of
+  interleavings equivalent to each run explored, summed (the orderings of
+  its steps that keep every pair of dependent steps in order;
+  ``explorer.count_interleavings``). Where both are known the benchmark
+  checks they agree;
+* the bad outcomes found (each pre-fix variant's symptom, nothing in the
+  corrected code) and the wall time;
+* the speed-up of ``workers=2`` over ``workers=1`` on the same search (on
+  the double: workers are forked, which the real service's connections do
+  not survive);
+* what one explored run costs against the time its own placement requests
+  take through the client stack (keystoneauth1 session to response, minus
+  the time the request's actor waited to be scheduled): the rest is
+  set-up, the actors' hand-offs and the checks.
+
+Usage: ``python benchmarks/bench_explorer.py [--backend NAME ...]
+[--scenario NAME ...] [--json]``.
 """
 
 import argparse
 import json
 import logging
 import sys
+import threading
 import time
+
+from keystoneauth1 import session as ks_session
 
 from shelvefix import backends
 from shelvefix.backends import real
+from shelvefix import explorer
+from shelvefix.explorer import controller as controller_mod
+from shelvefix import race
+from shelvefix.race import outcomes
 from shelvefix.race import program
 
+#: The scenarios whose unreduced search runs (on the double: the count
+#: is the same on every backend, as the program is deterministic).
+UNREDUCED_RUNS = {race.OFFLOAD_UNSHELVE: True,
+                  race.UNSHELVE_PERIODIC: True,
+                  race.LIFECYCLE: False}
 
-def bench(backend, reduce):
-    """Explore every cell; return (interleavings, seconds)."""
-    runs = 0
+
+class RequestClock(object):
+    """Time spent in placement requests, and in waiting to be scheduled."""
+
+    def __init__(self):
+        self.requests = 0
+        self.request_seconds = 0.0
+        self.waiting_seconds = 0.0
+        self._lock = threading.Lock()
+
+    def install(self):
+        clock = self
+        request = ks_session.Session.request
+        step = controller_mod.Controller.step
+
+        def timed_request(session, *args, **kwargs):
+            start = time.perf_counter()
+            try:
+                return request(session, *args, **kwargs)
+            finally:
+                with clock._lock:
+                    clock.requests += 1
+                    clock.request_seconds += time.perf_counter() - start
+
+        def timed_step(controller, kind, *args, **kwargs):
+            start = time.perf_counter()
+            try:
+                return step(controller, kind, *args, **kwargs)
+            finally:
+                if kind == 'placement':
+                    with clock._lock:
+                        clock.waiting_seconds += time.perf_counter() - start
+
+        ks_session.Session.request = timed_request
+        controller_mod.Controller.step = timed_step
+
+        def uninstall():
+            ks_session.Session.request = request
+            controller_mod.Controller.step = step
+        return uninstall
+
+    @property
+    def own_seconds(self):
+        return self.request_seconds - self.waiting_seconds
+
+
+def explore_scenario(placement, name, reduce=True, workers=1):
+    """Explore every cell; returns (cells, seconds)."""
+    cells = []
     start = time.perf_counter()
+    for cell in program.get_scenario(name).cells():
+        cells.append((cell, program.explore_cell(
+            placement, cell, reduce=reduce, scenario_name=name,
+            workers=workers)))
+    return cells, time.perf_counter() - start
+
+
+def bad_by_cell(cells):
+    return {'/'.join(p for p in cell if p): sorted(
+        {label for run in exploration.runs for label in run.outcome
+         if outcomes.is_bad(label)})
+        for cell, exploration in cells}
+
+
+def measure(backend, name):
+    """The figures of one scenario on one backend."""
+    row = {'backend': backend, 'scenario': name}
     with backends.make_backend(backend) as placement:
-        for cell in program.all_cells():
-            runs += len(program.explore_cell(placement, cell,
-                                             reduce=reduce).runs)
-    return runs, time.perf_counter() - start
+        clock = RequestClock()
+        uninstall = clock.install()
+        try:
+            cells, seconds = explore_scenario(placement, name)
+        finally:
+            uninstall()
+        runs = sum(len(e.runs) for _c, e in cells)
+        row.update(
+            reduced=runs, seconds=seconds,
+            blocked=sum(e.blocked for _c, e in cells),
+            counted=sum(explorer.count_interleavings(run)
+                        for _c, e in cells for run in e.runs),
+            bad=bad_by_cell(cells),
+            run_ms=1000.0 * seconds / runs,
+            requests_per_run=clock.requests / runs,
+            requests_ms=1000.0 * clock.own_seconds / runs)
+        row['cost_ratio'] = row['run_ms'] / row['requests_ms']
+        if backend == backends.DOUBLE:
+            # The speed-up compares the same search, neither timed by the
+            # clock; workers are forked, which only the double survives.
+            _cells, alone = explore_scenario(placement, name)
+            _cells, parallel = explore_scenario(placement, name, workers=2)
+            row.update(seconds_1_worker=alone, seconds_2_workers=parallel,
+                       speedup=alone / parallel)
+        else:
+            # A run on the real service is ten times longer than the
+            # clock's own cost: its timed search stands for the plain one.
+            row['seconds_1_worker'] = seconds
+        if UNREDUCED_RUNS[name] and backend == backends.DOUBLE:
+            full, full_seconds = explore_scenario(placement, name,
+                                                  reduce=False)
+            row['unreduced'] = sum(len(e.runs) for _c, e in full)
+            row['unreduced_seconds'] = full_seconds
+    return row
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('--backend', action='append',
                         choices=(backends.DOUBLE, backends.REAL))
+    parser.add_argument('--scenario', action='append',
+                        choices=race.SCENARIOS)
     parser.add_argument('--json', action='store_true')
     args = parser.parse_args(argv)
     logging.getLogger().addHandler(logging.NullHandler())
-    names = args.backend or ['double', 'real']
-    if 'real' in names and not real.available():
+    names = args.backend or [backends.DOUBLE, backends.REAL]
+    if backends.REAL in names and not real.available():
         parser.error(real.INSTALL_HINT)
-    rows = []
-    for name in names:
-        for reduce in (True, False):
-            runs, seconds = bench(name, reduce)
-            rows.append({'backend': name, 'reduced': reduce,
-                         'interleavings': runs, 'seconds': seconds,
-                         'per_second': runs / seconds})
+    rows = [measure(backend, name) for backend in names
+            for name in args.scenario or race.SCENARIOS]
     if args.json:
-        print(json.dumps(rows, indent=2))
+        print(json.dumps(rows, indent=2, sort_keys=True))
         return 0
-    print('%-8s %-8s %13s %9s %11s' % ('backend', 'reduced', 'interleavings',
-                                       'total s', 'per second'))
+    print('%-7s %-18s %8s %10s %8s %8s %8s %8s %9s %6s' % (
+        'backend', 'scenario', 'reduced', 'unreduced', '1 wkr s',
+        '2 wkrs s', 'speedup', 'run ms', 'reqs ms', 'ratio'))
     for r in rows:
-        print('%-8s %-8s %13d %9.2f %11.1f' % (
-            r['backend'], 'yes' if r['reduced'] else 'no',
-            r['interleavings'], r['seconds'], r['per_second']))
-    by = {(r['backend'], r['reduced']): r for r in rows}
-    if ('double', False) in by and ('real', False) in by:
-        print('real / double time per interleaving: %.1fx' % (
-            by[('double', False)]['per_second'] /
-            by[('real', False)]['per_second']))
+        unreduced = ('%d' % r['unreduced'] if 'unreduced' in r
+                     else '~%d' % r['counted'])
+        if 'speedup' in r:
+            parallel = '%8.2f %7.2fx' % (r['seconds_2_workers'],
+                                         r['speedup'])
+        else:
+            parallel = '%8s %8s' % ('-', '-')
+        print('%-7s %-18s %8d %10s %8.2f %s %8.1f %9.1f %5.1fx'
+              % (r['backend'], r['scenario'], r['reduced'], unreduced,
+                 r['seconds_1_worker'], parallel,
+                 r['run_ms'], r['requests_ms'], r['cost_ratio']))
+    print()
+    print('unreduced: runs of the unreduced search (on the double); ~N: '
+          'counted from the reduced runs, not run')
+    print('reqs ms: per run, the time its placement requests took through '
+          'the client stack')
+    print('ratio: run ms / reqs ms (one run against its own requests)')
+    print('2 wkrs: the search with two processes (the double only: workers '
+          'are forked)')
+    for r in rows:
+        if 'unreduced' in r and r['unreduced'] != r['counted']:
+            print('MISMATCH: %s on %s: %d unreduced runs, %d counted'
+                  % (r['scenario'], r['backend'], r['unreduced'],
+                     r['counted']))
+        if r['blocked']:
+            print('ABANDONED RUNS: %s on %s: %d' % (
+                r['scenario'], r['backend'], r['blocked']))
+    print()
+    for r in rows:
+        print('%s on %s: bad outcomes per cell: %s' % (
+            r['scenario'], r['backend'], ', '.join(
+                '%s: %s' % (cell, ' + '.join(bad) or 'none')
+                for cell, bad in sorted(r['bad'].items()))))
     return 0
 
 

@@ -28,6 +28,11 @@ class RequestContext(object):
         """The id to propagate to other services, as nova does."""
         return self.global_request_id or self.request_id
 
+    def elevated(self):
+        """A copy for admin work on the same request (same ids)."""
+        return RequestContext(self.user_id, self.project_id, self.request_id,
+                              self.global_request_id)
+
     def __repr__(self):
         return ('RequestContext(user_id=%r, project_id=%r, global_id=%r)'
                 % (self.user_id, self.project_id, self.global_id))

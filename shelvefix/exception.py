@@ -106,3 +106,17 @@ class ResourceProviderRetrievalFailed(ShelvefixException):
 class ResourceProviderUpdateFailed(ShelvefixException):
     msg_fmt = ('Failed to update resource provider via URL %(url)s: '
                '%(error)s')
+
+
+class NoValidHost(ShelvefixException):
+    msg_fmt = 'No valid host was found. %(reason)s'
+
+
+class PortBindingFailed(Invalid):
+    msg_fmt = ('Binding failed for port %(port_id)s, please check neutron '
+               'logs for more information.')
+
+
+class AllocationCandidatesRetrievalFailed(ShelvefixException):
+    msg_fmt = ('Failed to retrieve allocation candidates from placement API '
+               'for filters: %(resource_request)s. Error: %(error)s')

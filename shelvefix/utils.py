@@ -1,14 +1,12 @@
 """Small helpers shared by the compute and scheduler sides."""
 
+import contextlib
 import functools
 import threading
 
 from oslo_utils import uuidutils
 
 from shelvefix import exception
-
-_LOCKS = {}
-_LOCKS_GUARD = threading.Lock()
 
 
 def is_uuid_like(value):
@@ -22,25 +20,66 @@ def validate_uuid(value):
         raise exception.InvalidUUID(uuid=repr(value))
 
 
-def _lock_for(name):
-    with _LOCKS_GUARD:
-        return _LOCKS.setdefault(name, threading.Lock())
+class Locks(object):
+    """The named locks of one service process (one compute host).
 
+    nova's locks (``lockutils.synchronized``) are per process: two compute
+    hosts never share one. Services run in one Python process here (the
+    race lab, tests) each get their own ``Locks``.
 
-def synchronized(name):
-    """Serialise calls per ``name`` inside this process.
-
-    nova uses ``oslo_concurrency.lockutils.synchronized(instance.uuid)`` for
-    the same purpose: two operations on one instance never interleave on one
-    compute host.
+    ``interceptor``, when set, is called as ``interceptor(op, name,
+    held)`` with op ``'acquire'`` (before taking the lock; ``held()`` says
+    whether it is taken) or ``'release'`` (before giving it back), and the
+    lock is then taken or given back without blocking: the interleaving
+    explorer schedules acquisitions itself, as guarded steps.
     """
-    def wrap(f):
-        @functools.wraps(f)
-        def inner(*args, **kwargs):
-            with _lock_for(name):
-                return f(*args, **kwargs)
-        return inner
-    return wrap
+
+    def __init__(self):
+        self._locks = {}
+        self._held = set()
+        self._guard = threading.Lock()
+        self.interceptor = None
+
+    def held(self, name):
+        """True while some caller holds the lock ``name``."""
+        with self._guard:
+            return name in self._held
+
+    @contextlib.contextmanager
+    def lock(self, name):
+        """Hold the lock ``name`` for the ``with`` block."""
+        interceptor = self.interceptor
+        if interceptor is not None:
+            interceptor('acquire', name, lambda: self.held(name))
+            with self._guard:
+                self._held.add(name)
+            try:
+                yield
+            finally:
+                interceptor('release', name, lambda: self.held(name))
+                with self._guard:
+                    self._held.discard(name)
+            return
+        with self._guard:
+            real = self._locks.setdefault(name, threading.Lock())
+        with real:
+            with self._guard:
+                self._held.add(name)
+            try:
+                yield
+            finally:
+                with self._guard:
+                    self._held.discard(name)
+
+    def synchronized(self, name):
+        """Decorate a function to run holding the lock ``name``."""
+        def wrap(f):
+            @functools.wraps(f)
+            def inner(*args, **kwargs):
+                with self.lock(name):
+                    return f(*args, **kwargs)
+            return inner
+        return wrap
 
 
 def version_tuple(version, what='microversion'):

@@ -25,6 +25,7 @@ ADMIN_TOKEN = 'admin'
 # Microversions the setup helpers speak.
 CREATE_PROVIDER_VERSION = '1.20'
 SET_INVENTORY_VERSION = '1.26'
+SET_TRAITS_VERSION = '1.6'
 
 
 class PlacementFixtureError(Exception):
@@ -244,4 +245,32 @@ class PlacementFixture(fixtures.Fixture):
         if resp.status_code != 200:
             raise PlacementFixtureError('Setting inventory of %s' % uuid,
                                         resp)
+        return resp.json()['resource_provider_generation']
+
+    def set_traits(self, uuid, traits):
+        """Replace a provider's traits (custom traits are created first).
+
+        :param uuid: the provider uuid.
+        :param traits: trait names, e.g. ``['COMPUTE_STATUS_DISABLED']``.
+        :returns: the new provider generation.
+        :raises PlacementFixtureError: placement refused a request.
+        """
+        for trait in traits:
+            if trait.startswith('CUSTOM_'):
+                resp = self.admin_adapter.put(
+                    '/traits/%s' % trait, microversion=SET_TRAITS_VERSION)
+                if resp.status_code not in (201, 204):
+                    raise PlacementFixtureError('Creating trait %s' % trait,
+                                                resp)
+        url = '/resource_providers/%s' % uuid
+        resp = self.admin_adapter.get(url, microversion=SET_TRAITS_VERSION)
+        if resp.status_code != 200:
+            raise PlacementFixtureError('Reading provider %s' % uuid, resp)
+        resp = self.admin_adapter.put(
+            url + '/traits', json={
+                'resource_provider_generation': resp.json()['generation'],
+                'traits': sorted(traits)},
+            microversion=SET_TRAITS_VERSION)
+        if resp.status_code != 200:
+            raise PlacementFixtureError('Setting traits of %s' % uuid, resp)
         return resp.json()['resource_provider_generation']

@@ -1,11 +1,13 @@
-"""``shelvefix race``: every interleaving of the race, on real code.
+"""``shelvefix race``: every interleaving of a scenario, on real code.
 
-For each cell of ordering (corrected, legacy) × the way compute frees
-allocations (GET + PUT empty, DELETE), the explorer runs the library's
-compute manager and the scheduler's claim through every interleaving of
-their shared-state steps against a placement backend and counts outcomes.
-The exit status is 0 only if the corrected order shows no bad outcome, so
-the command can gate CI.
+``--scenario`` picks what runs (see :mod:`shelvefix.race.program`):
+``offload-unshelve`` (the default: for each cell of ordering (corrected,
+legacy) × the way compute frees allocations (GET + PUT empty, DELETE), the
+library's compute manager and the scheduler's claim), ``unshelve-periodic``,
+``lifecycle``, or ``all`` of them. The explorer runs the actors through
+every interleaving of their shared-state steps against a placement backend
+and counts outcomes. The exit status is 0 only if the corrected code shows
+no bad outcome, so the command can gate CI.
 """
 
 import json
@@ -21,13 +23,28 @@ HELP = ('explore every interleaving of shelve-offload and unshelve on the '
 def add_arguments(parser):
     """Add the command's options to its subparser."""
     parser.add_argument(
+        '--scenario', choices=race.SCENARIOS + (race.ALL,),
+        default=race.DEFAULT_SCENARIO,
+        help='what to explore: offload-unshelve (shelve-offload against '
+             'the unshelve claim, bug 1798688; the default), '
+             'unshelve-periodic (an unshelve against the destination\'s '
+             'update_available_resource, bugs 2025480 and 1862633), '
+             'lifecycle (offload on compute-1, unshelve to compute-2, the '
+             'periodic on both) or all')
+    parser.add_argument(
         '--backend', choices=backends.NAMES, default=backends.REAL,
         help='placement to run against (default: real, the embedded '
              'openstack-placement; remote needs --config-file)')
     common.add_config_file_argument(parser)
     parser.add_argument(
+        '--variant', choices=race.VARIANTS, action='append',
+        help='only the cells of this code variant: corrected, or the code '
+             'before a fix (legacy: bug 1798688, pre-2025480, pre-1862633); '
+             'repeatable (default: every variant of the scenario)')
+    parser.add_argument(
         '--ordering', choices=race.ORDERINGS, action='append',
-        help='only this ordering (repeatable; default: both)')
+        dest='variant',
+        help='the same as --variant, for the orderings of the shelve-offload')
     common.add_free_argument(parser, 'both')
     parser.add_argument(
         '--ghost', action='store_true',
@@ -37,8 +54,13 @@ def add_arguments(parser):
              '--backend remote')
     parser.add_argument(
         '--no-reduce', action='store_true',
-        help='explore every interleaving, also those the sleep-set '
-             'reduction proves equivalent to one already explored')
+        help='explore every interleaving, not one per class of equivalent '
+             'interleavings (see "The race, explored" in README)')
+    parser.add_argument(
+        '--workers', type=int, metavar='N',
+        help='processes that explore at once (default: one per CPU with '
+             '--backend double, else 1; more than 1 needs --backend '
+             'double, whose state each forked worker copies)')
     parser.add_argument(
         '--random', type=int, metavar='N',
         help='instead of exploring, make N uncontrolled runs per cell with '
@@ -56,16 +78,23 @@ def add_arguments(parser):
              '(elsewhere a plain progress line is written every 10 s)')
 
 
-def _cells(args):
+def _scenarios(args):
     from shelvefix.race import program
-    orderings = args.ordering or race.ORDERINGS
+    names = (race.SCENARIOS if args.scenario == race.ALL
+             else (args.scenario,))
+    return [program.get_scenario(name) for name in names]
+
+
+def _cells(args, scenario):
+    variants = args.variant or race.VARIANTS
     frees = args.free or race.FREE_METHODS
-    return [cell for cell in program.all_cells(ghost=args.ghost)
-            if cell.ordering in orderings and cell.free in frees]
+    return [cell for cell in scenario.cells(ghost=args.ghost)
+            if cell.variant in variants and
+            (cell.free is None or cell.free in frees)]
 
 
-def _label(cell):
-    return '/'.join(part for part in cell if part)
+def _label(scenario, cell):
+    return '/'.join([scenario.name] + [part for part in cell if part])
 
 
 def run(args, out, err):
@@ -77,9 +106,32 @@ def run(args, out, err):
         raise common.CommandError('--random needs a positive number of runs')
     if args.diagram:
         common.check_writable(args.diagram)
+    if args.workers is not None:
+        if args.workers < 1:
+            raise common.CommandError('--workers needs a positive number')
+        if args.workers > 1 and args.backend != backends.DOUBLE:
+            raise common.CommandError(
+                '--workers %d needs --backend double: worker processes are '
+                'forked, and the %s backend\'s connections cannot be shared '
+                'with them' % (args.workers, args.backend))
+    else:
+        from shelvefix.explorer import parallel
+        args.workers = (parallel.available_cpus()
+                        if args.backend == backends.DOUBLE else 1)
     if args.ghost and args.backend == backends.REMOTE:
         raise common.CommandError('--ghost needs a placement this process '
                                   'can fail inside: the double or real')
+    if args.scenario not in (race.OFFLOAD_UNSHELVE, race.ALL):
+        for option, given in (('--ghost', args.ghost),
+                              ('--free', args.free)):
+            if given:
+                raise common.CommandError(
+                    '%s applies to the offload-unshelve scenario only, not '
+                    'to --scenario %s' % (option, args.scenario))
+    if not any(_cells(args, scenario) for scenario in _scenarios(args)):
+        raise common.CommandError(
+            'no cell of --scenario %s matches the --variant/--ordering and '
+            '--free given' % args.scenario)
     placement = common.make_backend(args.backend, args.config_file)
     with placement:
         if args.random:
@@ -90,95 +142,145 @@ def run(args, out, err):
 def _run_explore(args, placement, out, err):
     from shelvefix.race import program
     from shelvefix.race import report
-    results = []
-    for cell in _cells(args):
-        progress = common.Progress(err, _label(cell), force=args.progress)
-        exploration = program.explore_cell(placement, cell,
-                                           reduce=not args.no_reduce,
-                                           progress=progress)
-        progress.finish()
-        results.append(report.summarise(cell, exploration))
+    done = []
+    for scenario in _scenarios(args):
+        results = []
+        for cell in _cells(args, scenario):
+            progress = common.Progress(err, _label(scenario, cell),
+                                       force=args.progress)
+            exploration = program.explore_cell(
+                placement, cell, reduce=not args.no_reduce,
+                progress=progress, scenario_name=scenario.name,
+                workers=args.workers)
+            progress.finish()
+            results.append(report.summarise(cell, exploration))
+        if results:
+            done.append((scenario, results))
     if args.diagram:
         with open(args.diagram, 'w') as f:
-            f.write(report.diagrams(results))
+            f.write(''.join(
+                report.diagrams(results, _actors(scenario, results),
+                                heading='# shelvefix race --scenario %s: '
+                                        'first counterexamples'
+                                        % scenario.name)
+                for scenario, results in done))
+    clean = all(report.corrected_is_clean(results)
+                for _scenario, results in done)
     if args.json:
-        json.dump({'backend': args.backend, 'reduced': not args.no_reduce,
-                   'cells': report.to_json(results),
-                   'corrected_is_clean': report.corrected_is_clean(results)},
-                  out, indent=2, sort_keys=True)
+        data = [dict(scenario=scenario.name,
+                     cells=report.to_json(results),
+                     corrected_is_clean=report.corrected_is_clean(results))
+                for scenario, results in done]
+        document = {'backend': args.backend, 'reduced': not args.no_reduce,
+                    'corrected_is_clean': clean, 'workers': args.workers}
+        if len(data) == 1:
+            document.update(data[0])
+        else:
+            document['scenarios'] = data
+        json.dump(document, out, indent=2, sort_keys=True)
         out.write('\n')
     else:
-        _print_exploration(args, results, out)
-    return 0 if report.corrected_is_clean(results) else 1
+        for index, (scenario, results) in enumerate(done):
+            if index:
+                out.write('\n')
+            _print_exploration(args, scenario, results, out)
+        if args.diagram:
+            out.write('Diagrams written to %s\n' % args.diagram)
+    return 0 if clean else 1
 
 
-def _print_exploration(args, results, out):
+def _actors(scenario, results):
+    """The actors of a scenario's runs, in their order."""
+    for result in results:
+        for run in result.first.values():
+            return tuple(run.results)
+    return ('compute', 'scheduler')
+
+
+def _print_exploration(args, scenario, results, out):
     from shelvefix.race import report
-    out.write('shelvefix race: shelve-offload (compute) against unshelve '
-              '(API + scheduler)\non %s\n\n'
-              % backends.DESCRIPTIONS[args.backend])
-    out.write(report.table(results) + '\n\n')
-    pruned = sum(r.pruned for r in results)
+    out.write('shelvefix race: %s\non %s\n\n'
+              % (scenario.title, backends.DESCRIPTIONS[args.backend]))
+    out.write(report.table(results, variant_column=scenario.first_column) +
+              '\n\n')
     seconds = sum(r.elapsed for r in results)
     runs = sum(r.runs for r in results)
     if args.no_reduce:
         out.write('Every interleaving explored: %d runs in %.2f s.\n\n'
                   % (runs, seconds))
     else:
-        out.write('%d runs in %.2f s; sleep sets skipped %d orderings '
-                  'equivalent to explored ones (--no-reduce explores them '
-                  'all).\n\n' % (runs, seconds, pruned))
+        out.write(report.reduction_text(results) + '\n\n')
+    actors = _actors(scenario, results)
     for result in results:
         for labels, run in report.first_counterexamples(result):
-            out.write('First counterexample: %s order, free with %s: %s\n'
-                      % (result.cell.ordering, report.free_text(result.cell),
-                         ', '.join(labels)))
-            out.write(report.timeline(run) + '\n\n')
+            out.write('First counterexample: %s: %s\n'
+                      % (report.cell_text(result.cell), ', '.join(labels)))
+            out.write(report.timeline(run, actors) + '\n\n')
     clean = report.corrected_is_clean(results)
-    out.write('Corrected order: %s\n' % (
+    out.write('Corrected %s: %s\n' % (
+        'order' if scenario.name == race.OFFLOAD_UNSHELVE else 'code',
         'no bad outcome in any interleaving' if clean
         else 'BAD OUTCOMES FOUND'))
-    if args.diagram:
-        out.write('Diagrams written to %s\n' % args.diagram)
 
 
 def _run_random(args, placement, out, err):
     from shelvefix.race import outcomes
-    from shelvefix.race import program
+    from shelvefix.race import random_runs
     from shelvefix.race import report
-    results = []
-    for index, cell in enumerate(_cells(args)):
-        progress = common.Progress(err, _label(cell), total=args.random,
-                                   force=args.progress, unit='runs')
-        results.append(program.run_random(placement, cell, args.random,
-                                          seed=args.seed + index,
-                                          progress=progress))
-        progress.finish()
+    done = []
+    index = 0
+    for scenario in _scenarios(args):
+        results = []
+        for cell in _cells(args, scenario):
+            progress = common.Progress(err, _label(scenario, cell),
+                                       total=args.random,
+                                       force=args.progress, unit='runs')
+            results.append(random_runs.run_random(
+                placement, cell, args.random, seed=args.seed + index,
+                progress=progress, scenario_name=scenario.name))
+            progress.finish()
+            index += 1
+        if results:
+            done.append((scenario, results))
     if args.json:
-        json.dump({'backend': args.backend, 'random': args.random,
-                   'seed': args.seed,
-                   'cells': [{'ordering': r.cell.ordering,
-                              'free': r.cell.free, 'fault': r.cell.fault,
-                              'runs': r.runs,
-                              'outcomes': r.counts,
-                              'elapsed_s': round(r.elapsed, 3)}
-                             for r in results]},
-                  out, indent=2, sort_keys=True)
+        data = [{'scenario': scenario.name,
+                 'cells': [{'variant': r.cell.variant,
+                            'ordering': r.cell.variant,
+                            'free': r.cell.free, 'fault': r.cell.fault,
+                            'runs': r.runs,
+                            'outcomes': r.counts,
+                            'elapsed_s': round(r.elapsed, 3)}
+                           for r in results]}
+                for scenario, results in done]
+        document = {'backend': args.backend, 'random': args.random,
+                    'seed': args.seed}
+        if len(data) == 1:
+            document.update(data[0])
+        else:
+            document['scenarios'] = data
+        json.dump(document, out, indent=2, sort_keys=True)
         out.write('\n')
     else:
-        summaries = [report.CellResult(r.cell, r.runs, r.counts, {},
-                                       r.elapsed, 0, True) for r in results]
         out.write('shelvefix race --random %d --seed %d: uncontrolled runs '
                   'with real threads\non %s\n\n'
                   % (args.random, args.seed,
                      backends.DESCRIPTIONS[args.backend]))
-        out.write(report.table(summaries, first_column='runs') + '\n\n')
+        for scenario, results in done:
+            summaries = [report.CellResult(r.cell, r.runs, r.counts, {},
+                                           r.elapsed, 0, True)
+                         for r in results]
+            if len(done) > 1 or scenario.name != race.DEFAULT_SCENARIO:
+                out.write('%s:\n' % scenario.title)
+            out.write(report.table(summaries, first_column='runs',
+                                   variant_column=scenario.first_column) +
+                      '\n\n')
         out.write('%d runs in %.1f s. The seed fixes the start delays of the '
                   'actors in each run; the\noperating system schedules the '
                   'threads, so counts vary from one run of this\ncommand to '
                   'the next, with the same seed too.\n'
-                  % (sum(r.runs for r in results),
-                     sum(r.elapsed for r in results)))
-    bad = any(set(r.counts) - {outcomes.OK} for r in results
-              if r.cell.ordering == race.CORRECTED)
+                  % (sum(r.runs for _s, rs in done for r in rs),
+                     sum(r.elapsed for _s, rs in done for r in rs)))
+    bad = any(set(r.counts) - {outcomes.OK}
+              for _scenario, results in done for r in results
+              if r.cell.variant == race.CORRECTED)
     return 1 if bad else 0

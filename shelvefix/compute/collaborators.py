@@ -12,6 +12,7 @@ import threading
 from oslo_log import log as logging
 
 from shelvefix.compute import power_state
+from shelvefix import exception
 
 LOG = logging.getLogger(__name__)
 
@@ -39,6 +40,11 @@ class RecordingDriver(_Recorder):
         self._record('power_off', instance.uuid, timeout, retry_interval)
         self._power[instance.uuid] = power_state.SHUTDOWN
 
+    def power_on(self, context, instance, network_info,
+                 block_device_info=None, accel_info=None):
+        self._record('power_on', instance.uuid)
+        self._power[instance.uuid] = power_state.RUNNING
+
     def get_info(self, instance):
         self._record('get_info', instance.uuid)
         return PowerInfo(self._power.get(instance.uuid,
@@ -49,13 +55,36 @@ class RecordingDriver(_Recorder):
         self._record('destroy', instance.uuid)
         self._power[instance.uuid] = power_state.NOSTATE
 
+    def spawn(self, context, instance, image_meta, injected_files=None,
+              admin_password=None, allocations=None, network_info=None,
+              block_device_info=None, accel_info=None):
+        self._record('spawn', instance.uuid)
+        self._power[instance.uuid] = power_state.RUNNING
+
     def get_volume_connector(self, instance):
         return {'host': instance.host, 'initiator': 'iqn.shelvefix:%s'
                 % instance.host}
 
 
 class RecordingNetworkAPI(_Recorder):
-    """A network API with no ports; records the cleanup calls."""
+    """A network API with no ports; records what it is asked.
+
+    :param binding_fails: ``setup_instance_network_on_host`` raises
+        ``PortBindingFailed``, as neutron failing to bind a port on the
+        host makes nova's do (bug 1862633's trigger)
+    """
+
+    def __init__(self, binding_fails=False):
+        super(RecordingNetworkAPI, self).__init__()
+        self.binding_fails = binding_fails
+
+    def setup_instance_network_on_host(self, context, instance, host,
+                                       migration=None,
+                                       provider_mappings=None):
+        self._record('setup_instance_network_on_host', instance.uuid, host)
+        if self.binding_fails:
+            raise exception.PortBindingFailed(
+                port_id='port-of-%s' % instance.uuid)
 
     def get_instance_nw_info(self, context, instance):
         self._record('get_instance_nw_info', instance.uuid)

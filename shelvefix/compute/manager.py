@@ -1,14 +1,22 @@
-"""The compute manager's shelve-offload, in the corrected order.
+"""The compute manager's shelve-offload and unshelve.
 
 ``_shelve_offload_instance`` frees the instance's placement allocations
 *before* it saves ``vm_state = SHELVED_OFFLOADED``. An API client that
 unshelves as soon as it sees that state therefore always finds the consumer
 gone, and the scheduler claims with ``consumer_generation: null``
-(bug 1798688).
+(bug 1798688). It differs from nova's in two ways. The failure policy
+is stricter: if the allocations cannot be freed, the offload stops before
+the state change, so no instance is ever reported offloaded while it still
+holds allocations. And it saves once: ``SHELVED_OFFLOADED`` becomes visible
+together with host and node cleared, where nova clears them in a second
+save that can undo an unshelve's claim of another host.
 
-The failure policy is stricter than nova's: if the allocations cannot be
-freed, the offload stops before the state change, so no instance is ever
-reported offloaded while it still holds allocations.
+``_unshelve_instance`` is the destination's side of an unshelve, as in
+nova: ``task_state = SPAWNING``, then inside one ``try`` the resource
+tracker's claim (which makes the instance the node's), the network set-up
+on this host and the spawn. Any failure there gives the scheduler's
+allocations on this host back to placement (bug 1862633 was a port binding
+failure raised before the ``try``, which leaked them).
 """
 
 import functools
@@ -73,11 +81,13 @@ class ComputeManager(object):
     :param query_client: the scheduler's ``delete_instance_info``
     :param rt: a ``ResourceTracker`` (default: one for this host using
         ``reportclient``, freeing allocations with DELETE)
+    :param locks: this host's :class:`~shelvefix.utils.Locks` (default: the
+        resource tracker's): per-instance operations are serialised on it
     """
 
     def __init__(self, host='compute-1', driver=None, network_api=None,
                  volume_api=None, notifier=None, reportclient=None,
-                 query_client=None, rt=None):
+                 query_client=None, rt=None, locks=None):
         self.host = host
         self.driver = driver or collaborators.RecordingDriver()
         self.network_api = network_api or collaborators.RecordingNetworkAPI()
@@ -89,7 +99,8 @@ class ComputeManager(object):
         self.query_client = (query_client or
                              collaborators.SchedulerQueryClient())
         self.rt = rt or resource_tracker.ResourceTracker(
-            host, self.driver, reportclient=self.reportclient)
+            host, self.driver, reportclient=self.reportclient, locks=locks)
+        self.locks = locks or getattr(self.rt, 'locks', None) or utils.Locks()
 
     # -- small steps, named as in nova so subclasses can reorder them
 
@@ -131,9 +142,10 @@ class ComputeManager(object):
             self.volume_api.terminate_connection(context, bdm['volume_id'],
                                                  connector)
 
-    def _update_resource_tracker(self, context, instance):
-        if instance.host == self.host:
-            self.rt.update_usage(context, instance, instance.node)
+    def _update_resource_tracker(self, context, instance, host, node):
+        """Let this host's tracker recount an instance it had on ``node``."""
+        if host == self.host:
+            self.rt.update_usage(context, instance, node)
 
     def _nil_out_instance_obj_host_and_node(self, instance):
         instance.host = None
@@ -192,7 +204,7 @@ class ComputeManager(object):
         :param clean_shutdown: give the guest a chance to stop
         :param accel_uuids: accepted for nova's signature; unused
         """
-        @utils.synchronized(instance.uuid)
+        @self.locks.synchronized(instance.uuid)
         def do_shelve_offload_instance():
             self._shelve_offload_instance(context, instance, clean_shutdown)
         do_shelve_offload_instance()
@@ -225,17 +237,124 @@ class ComputeManager(object):
         self._free_allocations(context, instance)
 
         instance.power_state = current_power_state
-        # vm_state must be set before the resource tracker update (see
-        # vm_states.allow_resource_removal); host and node are cleared after.
         instance.vm_state = vm_states.SHELVED_OFFLOADED
         instance.task_state = None
+        # Host and node are cleared in the very save that makes the state
+        # visible. Once it is visible an unshelve may claim the instance on
+        # another host and save that host; a later save of ours would undo
+        # it (nova saves twice, and its second save, host = None, can land
+        # after the destination's claim: the lifecycle scenario of
+        # shelvefix race finds that run).
+        host, node = instance.host, instance.node
+        self._nil_out_instance_obj_host_and_node(instance)
         instance.save(expected_task_state=OFFLOADABLE_TASK_STATES)
 
-        self._update_resource_tracker(context, instance)
-
-        self._nil_out_instance_obj_host_and_node(instance)
-        instance.save(expected_task_state=None)
+        # The saved state allows removal now (vm_states.
+        # allow_resource_removal): the tracker stops counting it.
+        self._update_resource_tracker(context, instance, host, node)
 
         self._delete_scheduler_instance_info(context, instance.uuid)
         self._notify_about_instance_usage(context, instance,
                                           'shelve_offload.end')
+
+    # -- unshelve
+
+    @reverts_task_state
+    def start_instance(self, context, instance):
+        """Power on an instance (unshelving a SHELVED one ends here)."""
+        self._notify_about_instance_usage(context, instance,
+                                          'power_on.start')
+        network_info = self.network_api.get_instance_nw_info(context,
+                                                             instance)
+        self.driver.power_on(context, instance, network_info)
+        instance.power_state = self._get_power_state(instance)
+        instance.vm_state = vm_states.ACTIVE
+        instance.task_state = None
+        instance.save(expected_task_state=task_states.POWERING_ON)
+        self._notify_about_instance_usage(context, instance, 'power_on.end')
+
+    def _update_instance_after_spawn(self, instance,
+                                     vm_state=vm_states.ACTIVE):
+        instance.power_state = self._get_power_state(instance)
+        instance.vm_state = vm_state
+        instance.task_state = None
+
+    def _update_scheduler_instance_info(self, context, instance):
+        try:
+            self.query_client.update_instance_info(context, self.host,
+                                                   instance)
+        except Exception:
+            LOG.exception('Failed to update scheduler instance info for %s',
+                          instance.uuid)
+
+    @reverts_task_state
+    def unshelve_instance(self, context, instance, image, filter_properties,
+                          node, request_spec=None, accel_uuids=None):
+        """Spawn an offloaded instance on this host (the RPC entry point).
+
+        Serialised per instance on this host. On failure the task state is
+        cleared (with the host and node the failure path nulled out) and
+        the exception re-raised.
+
+        :param image: the shelved image (None: volume-backed)
+        :param filter_properties: the scheduler's (``limits``)
+        :param node: the node the scheduler chose
+        :param request_spec: the scheduler's request spec (nova's
+            signature; not read)
+        :param accel_uuids: accepted for nova's signature; unused
+        """
+        if filter_properties is None:
+            filter_properties = {}
+
+        @self.locks.synchronized(instance.uuid)
+        def do_unshelve_instance():
+            self._unshelve_instance(context, instance, image,
+                                    filter_properties, node, request_spec,
+                                    accel_uuids)
+        do_unshelve_instance()
+
+    def _unshelve_instance(self, context, instance, image, filter_properties,
+                           node, request_spec, accel_uuids):
+        LOG.info('Unshelving instance %s', instance.uuid)
+        bdms = self.volume_api.get_bdms(context, instance.uuid)
+        self._notify_about_instance_usage(context, instance, 'unshelve.start')
+
+        instance.task_state = task_states.SPAWNING
+        instance.save()
+
+        block_device_info = self._get_instance_block_device_info(
+            context, instance, bdms=bdms)
+        if node is None:
+            node = self.host
+        limits = filter_properties.get('limits', {})
+        allocations = self.reportclient.get_allocations_for_consumer(
+            context, instance.uuid)
+
+        try:
+            with self.rt.instance_claim(context, instance, node, allocations,
+                                        limits):
+                self.network_api.setup_instance_network_on_host(
+                    context, instance, self.host)
+                network_info = self.network_api.get_instance_nw_info(
+                    context, instance)
+                self.driver.spawn(context, instance, image,
+                                  injected_files=[], admin_password=None,
+                                  allocations=allocations,
+                                  network_info=network_info,
+                                  block_device_info=block_device_info)
+        except Exception:
+            LOG.exception('Instance %s failed to spawn', instance.uuid)
+            # The scheduler's allocations on this host go back whether the
+            # claim, the network set-up or the spawn failed: aborting the
+            # claim only stops the node counting the instance.
+            self.reportclient.delete_allocation_for_instance(
+                context, instance.uuid, force=True)
+            self._terminate_volume_connections(context, instance, bdms)
+            # Saved by reverts_task_state together with task_state = None.
+            self._nil_out_instance_obj_host_and_node(instance)
+            raise
+
+        self._update_instance_after_spawn(instance)
+        instance.save(expected_task_state=task_states.SPAWNING)
+        self._update_scheduler_instance_info(context, instance)
+        self._notify_about_instance_usage(context, instance, 'unshelve.end')

@@ -6,8 +6,9 @@ SHELVING_IMAGE_UPLOADING = 'shelving_image_uploading'
 SHELVING_OFFLOADING = 'shelving_offloading'
 UNSHELVING = 'unshelving'
 SPAWNING = 'spawning'
+POWERING_ON = 'powering-on'
 DELETING = 'deleting'
 
 ALL_STATES = (None, SHELVING, SHELVING_IMAGE_PENDING_UPLOAD,
               SHELVING_IMAGE_UPLOADING, SHELVING_OFFLOADING, UNSHELVING,
-              SPAWNING, DELETING)
+              SPAWNING, POWERING_ON, DELETING)

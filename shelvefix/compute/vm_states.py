@@ -7,15 +7,18 @@ STOPPED = 'stopped'
 ERROR = 'error'
 SHELVED = 'shelved'
 SHELVED_OFFLOADED = 'shelved_offloaded'
+DELETED = 'deleted'
 
-ALL_STATES = (ACTIVE, STOPPED, ERROR, SHELVED, SHELVED_OFFLOADED)
+ALL_STATES = (ACTIVE, STOPPED, ERROR, SHELVED, SHELVED_OFFLOADED, DELETED)
 
 
 def allow_resource_removal(vm_state, task_state=None):
     """True if the resource tracker may stop counting the instance.
 
-    An offloaded instance no longer uses its host's resources, unless it is
-    being spawned again by an unshelve.
+    A deleted instance uses nothing. An offloaded one no longer uses its
+    host's resources, unless an unshelve is spawning it again: then it is
+    the node's (bug 2025480 counted it as free while it spawned).
     """
-    return (vm_state == SHELVED_OFFLOADED and
+    return (vm_state == DELETED or
+            vm_state == SHELVED_OFFLOADED and
             task_state != task_states.SPAWNING)

@@ -9,21 +9,29 @@ the sequence of choices the controller makes (the *schedule*).
 
 A run (:meth:`Controller.run`):
 
-1. Each actor thread is started in turn, and the next one only when the
-   previous one has paused at its first step or finished, so even the code
-   before the first step never runs concurrently.
+1. Each actor is started in turn, and the next one only when the previous
+   one has paused at its first step or finished, so even the code before
+   the first step never runs concurrently.
 2. Then, repeatedly: the *enabled* actors are those paused at a step whose
    guard (if any) is true. If none is enabled the run ends, and the actors
    still paused are *stuck*. Otherwise one enabled actor is chosen (the
-   next entry of the schedule being replayed, else the first enabled actor
-   in the order of :attr:`RunSpec.actors` that the sleep set allows),
-   recorded in the trace, released, and awaited until it pauses again or
-   finishes.
+   next entry of the schedule being replayed, else what the search's
+   wakeup tree asks for, else the first enabled actor in the order of
+   :attr:`RunSpec.actors` that is not asleep), recorded in the trace and
+   released.
 3. Actors still paused when the run ends are unwound: their pending
    ``step()`` raises an internal ``BaseException``. Instrumented code must
    therefore not swallow ``BaseException``.
 4. The run's check (or the default: ``'ok'`` unless an actor raised or is
    stuck) classifies the run.
+
+The choices of step 2 (:mod:`~shelvefix.explorer.choices`) are made by the
+thread that stops running: the actor that pauses (or finishes) chooses the
+next one and releases it, and goes on if it chose itself. A step costs one
+thread switch, or none; the thread that called :meth:`~Controller.run`
+starts the actors, makes the first choice and times the steps. Actor
+threads come from a pool (:mod:`~shelvefix.explorer.threads`), kept by
+:func:`~shelvefix.explorer.runner.explore` for all its runs.
 
 An actor's exception is captured in its
 :class:`~shelvefix.explorer.model.ActorResult`; it never stops the explorer.
@@ -32,13 +40,15 @@ Limits:
 
 * Everything an actor does between two ``step()`` calls belongs to the
   first of them: it must only touch the shared state named by that step's
-  ``resource``, with at most that step's ``access``.
+  ``resource`` (one resource, or a set of them), with at most that step's
+  ``access``.
 * Actor identity is a thread-local set in the actor thread. Threads started
   by an actor are not supported: their ``step()`` calls would not be
   scheduled, so the controller fails the run with
   :class:`~shelvefix.explorer.model.ExplorationError` when it sees one.
-* Guards are evaluated by the controller while every actor is paused; they
-  must only read state, and only state belonging to their step's resource.
+* Guards are evaluated while every other actor is paused (by the actor
+  that chooses, or by the thread that called :meth:`~Controller.run`); they
+  must only read state, and only state belonging to their step's resources.
   Any ``step()`` a guard makes (e.g. through an instrumented getter) is a
   no-op.
 * An actor that blocks on something other than ``step()`` (a real lock, a
@@ -46,16 +56,18 @@ Limits:
   actor; it cannot be told apart from a deadlock outside the model.
 """
 
+import functools
+import queue
 import threading
 import time
 
+from shelvefix.explorer import choices
 from shelvefix.explorer import model
-from shelvefix.explorer import search
+from shelvefix.explorer import threads
 
-_STARTING = 'starting'
-_RUNNING = 'running'
-_PAUSED = 'paused'
-_FINISHED = 'finished'
+_RUNNING = choices.RUNNING
+_PAUSED = choices.PAUSED
+_FINISHED = choices.FINISHED
 
 
 class _Abort(BaseException):
@@ -66,46 +78,9 @@ class _Abort(BaseException):
     """
 
 
-class StepHandle(object):
-    """Returned by :meth:`Controller.step`; annotates the trace entry."""
-
-    __slots__ = ('_entry',)
-
-    def __init__(self, entry):
-        self._entry = entry
-
-    def done(self, result=None):
-        """Record the result of the operation the step announced.
-
-        :param result: shown with the step in the trace (e.g. the HTTP
-            status); a no-op outside a run
-        :returns: ``result``, so that ``return handle.done(resp)`` works
-        """
-        if self._entry is not None:
-            self._entry.result = result
-        return result
-
-
+#: What :meth:`Controller.step` returns.
+StepHandle = choices.StepHandle
 _NOOP_HANDLE = StepHandle(None)
-
-
-class _Actor(object):
-    """The controller's book-keeping for one actor thread."""
-
-    def __init__(self, name, fn, lock):
-        self.name = name
-        self.fn = fn
-        self.thread = None
-        self.state = _STARTING
-        self.step = None
-        self.guard = None
-        self.released = False
-        self.entry = None
-        self.value = None
-        self.error = None
-        # Shares the controller's lock so that pausing and releasing are
-        # atomic with the state changes the controller inspects.
-        self.wakeup = threading.Condition(lock)
 
 
 class Controller(object):
@@ -113,39 +88,55 @@ class Controller(object):
 
     A controller is used for exactly one run: the program builds its shared
     state around it, then :meth:`run` executes the actors. The explorer
-    (:func:`~shelvefix.explorer.search.explore`) makes one per run.
+    (:func:`~shelvefix.explorer.runner.explore`) makes one per run.
 
     :param schedule: actor names to release at the first choice points, in
-        order; after it, the first enabled actor not in the sleep set is
-        released
-    :param reduce: compute sleep sets (see :mod:`shelvefix.explorer.search`)
-        for the choice points after ``schedule``
+        order; after it, what the reduction asks for, else the first
+        enabled actor
+    :param reduce: keep sleep sets and follow wakeup trees (see
+        :mod:`shelvefix.explorer.search`) at the choice points after
+        ``schedule``
     :param step_timeout: seconds an actor may run (or block) before it
         reaches its next step or finishes
     :param _points: internal: the explorer's recorded
         :class:`~shelvefix.explorer.model.ChoicePoint` list for
         ``schedule``, checked for determinism and reused
+    :param _threads: internal: the
+        :class:`~shelvefix.explorer.threads.ActorThreads` to run actors in
+        (default: a pool of this run's own)
     """
 
     def __init__(self, schedule=(), reduce=True, step_timeout=10.0,
-                 _points=None):
+                 _points=None, _threads=None):
         self.schedule = tuple(schedule)
         self.reduce = reduce
         self.step_timeout = step_timeout
-        self.choice_points = []
-        self.trace = []
-        self.sleep_blocked = False
-        self._recorded = _points
         if _points is not None and len(_points) != len(self.schedule):
             raise ValueError('_points must match the schedule')
+        self._choices = choices.Choices(self.schedule, reduce, _points)
+        # The choice points, the trace and the guard model (or None) of
+        # each step released; the pending steps (and models) left stuck.
+        self.choice_points = self._choices.points
+        self.trace = self._choices.trace
+        self.models = self._choices.models
+        self.stuck, self.stuck_models = {}, {}
+        # Kept for compatibility: the reduction never abandons a run.
+        self.sleep_blocked = False
+        self._threads = _threads
+        # Guards the actors' states, the choices and the end of the run.
         self._lock = threading.Lock()
-        self._settled = threading.Condition(self._lock)
+        # During start-up and shutdown an actor puts itself here when it
+        # pauses or finishes (a helper thread, None): run() waits on it.
+        self._settled = queue.SimpleQueue()
+        # Released once, when the run is over (or failed).
+        self._end = threading.Lock()
+        self._end.acquire()
         self._local = threading.local()
-        self._used = False
-        self._running = False
-        self._aborting = False
-        self._owner = None
-        self._foreign = []
+        self._actors, self._by_name, self._foreign = (), {}, []
+        self._used = self._running = self._scheduling = False
+        self._aborting = self._ended = False
+        self._error = self._current = self._guarding = self._owner = None
+        self._deadline = 0.0
 
     def current_actor(self):
         """Name the actor calling.
@@ -156,60 +147,79 @@ class Controller(object):
         actor = getattr(self._local, 'actor', None)
         return actor.name if actor is not None else None
 
+    @property
+    def repeated(self):
+        """True if the run had to release an asleep actor.
+
+        Such a run is equivalent to one explored earlier (see
+        :attr:`~shelvefix.explorer.search.Exploration.repeated`).
+        """
+        return any(point.forced
+                   for point in self.choice_points[len(self.schedule):])
+
     def step(self, kind, resource, access=model.WRITE, label=None,
-             guard=None):
+             guard=None, guard_model=None):
         """Announce an operation on shared state and wait to be scheduled.
 
         Outside an actor thread (test setup, after the run, inside a guard)
         this returns at once and records nothing.
 
         :param kind: category of the operation, e.g. ``'http'``
-        :param resource: the shared state it touches (hashable)
+        :param resource: the shared state it touches: one hashable
+            resource, or a frozenset (set, tuple or list) of them, all
+            touched with ``access``; steps of different actors are
+            dependent iff their resources intersect and one writes. A
+            resource must name the same thing the same way in every run.
         :param access: ``'read'`` or ``'write'`` (anything the step may
             change counts as a write)
         :param label: text for the trace; default ``"<kind> <resource>"``
+            (``"<kind> {a, b}"`` for a set)
         :param guard: None or a zero-argument callable; the step is enabled
-            only while it returns true. It is evaluated by the controller
-            while all actors are paused and must only read state.
+            only while it returns true. It is evaluated while all other
+            actors are paused and must only read state.
+        :param guard_model: None or a :mod:`guard model
+            <shelvefix.explorer.guards>` of ``guard`` (e.g. a
+            :class:`~shelvefix.explorer.guards.LockModel`), so that the
+            search never has to guess; checked at every evaluation
         :returns: a :class:`StepHandle`
-        :raises ValueError: for an unknown ``access``
-        :raises TypeError: if ``guard`` is not callable
+        :raises ValueError: for an unknown ``access``, or a
+            ``guard_model`` without a ``guard``
+        :raises TypeError: for a ``guard`` or ``guard_model`` that is not
+            callable, or a resource that is not hashable
         """
-        if access not in model.ACCESSES:
-            raise ValueError('access must be one of %s, not %r'
-                             % (', '.join(model.ACCESSES), access))
-        if guard is not None and not callable(guard):
-            raise TypeError('guard must be callable, not %r' % (guard,))
+        resource = model.as_resource(resource)
+        model.check_step_options(access, guard, guard_model)
         actor = getattr(self._local, 'actor', None)
-        if actor is None:
+        if actor is None or self._guarding == threading.get_ident():
             self._note_foreign()
             return _NOOP_HANDLE
         if label is None:
-            label = '%s %s' % (kind, resource)
+            label = '%s %s' % (kind, model.describe_resource(resource))
         step = model.Step(actor.name, kind, resource, access, label)
         with self._lock:
             if self._aborting:
                 raise _Abort()
-            actor.step = step
-            actor.guard = guard
-            actor.released = False
-            actor.state = _PAUSED
-            self._settled.notify()
-            while not actor.released:
-                if self._aborting:
-                    raise _Abort()
-                actor.wakeup.wait()
+            actor.pause(step, guard, guard_model)
+            scheduling = self._scheduling
+        if not scheduling:
+            self._settled.put(actor)
+        elif self._advance() is actor:
             return StepHandle(actor.entry)
+        actor.go.acquire()
+        if self._aborting:
+            raise _Abort()
+        return StepHandle(actor.entry)
 
     def _note_foreign(self):
-        # A step() from neither an actor nor the controller's own thread
-        # (which runs guards) during a run comes from a helper thread the
-        # schedule cannot control: the run is no longer deterministic.
-        if not self._running or threading.get_ident() == self._owner:
+        # A step() from neither an actor nor a thread running guards comes
+        # from a helper thread the schedule cannot control.
+        ident = threading.get_ident()
+        if not self._running or ident in (self._owner, self._guarding):
             return
+        self._foreign.append(threading.current_thread().name)
+        self._settled.put(None)
         with self._lock:
-            self._foreign.append(threading.current_thread().name)
-            self._settled.notify()
+            self._end_run(None)
 
     def run(self, spec, index=0):
         """Execute one run.
@@ -217,9 +227,9 @@ class Controller(object):
         :param spec: a :class:`~shelvefix.explorer.model.RunSpec` or a
             sequence of ``(name, callable)``
         :param index: the run's number, stored in the record
-        :returns: a :class:`~shelvefix.explorer.model.RunRecord`; its
-            outcome is None if the run was abandoned because every enabled
-            actor was in the sleep set (then :attr:`sleep_blocked` is True)
+        :returns: a :class:`~shelvefix.explorer.model.RunRecord`; the
+            pending steps of the actors stuck at the end are left in
+            :attr:`stuck`
         :raises ExplorationError: see
             :class:`~shelvefix.explorer.model.ExplorationError`
         :raises ValueError: for an invalid spec or a reused controller
@@ -228,40 +238,64 @@ class Controller(object):
         if self._used:
             raise ValueError('a Controller executes one run; make another')
         self._used = True
-        actors = [_Actor(name, fn, self._lock) for name, fn in spec.actors]
+        own_threads = self._threads is None
+        if own_threads:
+            self._threads = threads.ActorThreads()
+        self._actors = [choices.Actor(name, fn) for name, fn in spec.actors]
+        self._by_name = {actor.name: actor for actor in self._actors}
         self._owner = threading.get_ident()
         self._running = True
-        stuck = ()
         try:
+            for actor in self._actors:
+                self._start(actor)
             with self._lock:
-                for actor in actors:
-                    self._start(actor)
-                stuck = self._schedule(actors)
+                self._scheduling = True
+            self._advance()
+            self._await_end()
         finally:
-            unfinished = self._shutdown(actors)
+            unfinished = self._shutdown()
             self._running = False
+            if own_threads:
+                self._threads.close()
         if unfinished:
             raise model.ExplorationError(
                 'actor(s) %s did not finish within %gs once the run was '
                 'over; does the code under test swallow BaseException?'
                 % (', '.join(unfinished), self.step_timeout))
+        stuck = self._choices.stuck
         results = {actor.name: model.ActorResult(
-            actor.value, actor.error, actor in stuck) for actor in actors}
-        # The check runs even for an abandoned run: programs use it to
-        # clean up the run's state.
+            actor.value, actor.error, actor in stuck)
+            for actor in self._actors}
+        self.stuck = {actor.name: actor.step for actor in stuck}
+        self.stuck_models = {actor.name: actor.model for actor in stuck
+                             if actor.model is not None}
         outcome = (spec.check or model.default_outcome)(results)
-        if self.sleep_blocked:
-            outcome = None
         schedule = tuple(point.chosen for point in self.choice_points)
         return model.RunRecord(index, schedule, self.trace, results, outcome)
 
     def _start(self, actor):
         actor.state = _RUNNING
-        actor.thread = threading.Thread(
-            target=self._actor_main, args=(actor,),
-            name='explorer:%s' % actor.name, daemon=True)
-        actor.thread.start()
-        self._wait_settled(actor)
+        self._current = actor
+        self._threads.submit(functools.partial(self._actor_main, actor),
+                             'explorer:%s' % actor.name,
+                             functools.partial(self._actor_after, actor))
+        if not self._wait_settled(
+                lambda: actor.state != _RUNNING or self._foreign):
+            self._timed_out(actor)
+        self._check_foreign()
+
+    def _wait_settled(self, done):
+        """Wait for actors to settle until ``done()``; False on timeout."""
+        deadline = time.monotonic() + self.step_timeout
+        while not done():
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return False
+            try:
+                self._settled.get(timeout=remaining)
+            except queue.Empty:
+                pass
+        return True
 
     def _actor_main(self, actor):
         self._local.actor = actor
@@ -274,97 +308,93 @@ class Controller(object):
             # failure of the explorer.
             actor.error = exc
         finally:
-            with self._lock:
-                actor.state = _FINISHED
-                self._settled.notify()
+            self._local.actor = None
 
-    def _wait_settled(self, actor):
-        """Wait, lock held, until the released actor pauses or finishes."""
-        deadline = time.monotonic() + self.step_timeout
-        while actor.state == _RUNNING and not self._foreign:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise model.ExplorationError(
-                    'actor %r neither reached a step nor finished within '
-                    '%gs: is it blocked on a real lock, sleeping, or '
-                    'waiting for a thread the explorer does not schedule?'
-                    % (actor.name, self.step_timeout))
-            self._settled.wait(remaining)
+    def _actor_after(self, actor):
+        with self._lock:
+            actor.state = _FINISHED
+            choose = (self._scheduling and not self._aborting
+                      and not self._ended)
+        if choose:
+            self._advance()
+        else:
+            self._settled.put(actor)
+
+    def _advance(self):
+        """Choose and release the next actor; returns it, or None.
+
+        Called by the thread that holds the turn: the actor pausing or
+        finishing, or :meth:`run` for the first choice. When no actor is
+        enabled, or the choice fails, the run ends.
+        """
+        with self._lock:
+            if self._aborting or self._ended:
+                return None
+            self._guarding = threading.get_ident()
+            try:
+                point = self._choices.choose(self._actors)
+            except Exception as exc:
+                # Raised by run(), in the thread that called it.
+                self._end_run(exc)
+                return None
+            finally:
+                self._guarding = None
+            if point is None:
+                self._end_run(None)
+                return None
+            actor = self._by_name[point.chosen]
+            actor.entry = self._choices.release(actor, self._actors)
+            actor.state = _RUNNING
+            self._current = actor
+            self._deadline = time.monotonic() + self.step_timeout
+            if getattr(self._local, 'actor', None) is not actor:
+                actor.go.release()
+            return actor
+
+    def _end_run(self, error):
+        """Record how the run ended and wake :meth:`run`; under the lock."""
+        if not self._ended:
+            self._ended = True
+            self._error = error
+            self._end.release()
+
+    def _await_end(self):
+        """Wait for the end of the run, timing each step."""
+        while not self._end.acquire(
+                timeout=max(0.0, self._deadline - time.monotonic())):
+            with self._lock:
+                late = (not self._ended
+                        and time.monotonic() >= self._deadline)
+            if late:
+                self._timed_out(self._current)
+        self._check_foreign()
+        if self._error is not None:
+            raise self._error
+
+    def _timed_out(self, actor):
+        raise model.ExplorationError(
+            'actor %r neither reached a step nor finished within %gs: is '
+            'it blocked on a real lock, sleeping, or waiting for a thread '
+            'the explorer does not schedule?'
+            % (actor.name, self.step_timeout))
+
+    def _check_foreign(self):
         if self._foreign:
             raise model.ExplorationError(
                 'step() called from thread(s) %s, which are not actors '
                 '(while actor %r ran); threads started by actors are not '
-                'supported' % (', '.join(self._foreign), actor.name))
+                'supported' % (', '.join(self._foreign), self._current.name))
 
-    def _schedule(self, actors):
-        """Release actors until none is enabled; return the stuck ones."""
-        by_name = {actor.name: actor for actor in actors}
-        while True:
-            paused = [actor for actor in actors if actor.state == _PAUSED]
-            enabled = tuple(actor.name for actor in paused
-                            if self._enabled(actor))
-            pending = {actor.name: actor.step for actor in paused}
-            index = len(self.choice_points)
-            if index < len(self.schedule):
-                point = self._replayed_point(index, enabled, pending)
-            elif not enabled:
-                return paused
-            else:
-                parent = None
-                if self.reduce and self.choice_points:
-                    parent = self.choice_points[-1]
-                point = search.new_point(parent, index, enabled, pending)
-                if point.chosen is None:
-                    # Every enabled actor sleeps: every completion of this
-                    # prefix is equivalent to a run explored elsewhere.
-                    self.choice_points.append(point)
-                    self.sleep_blocked = True
-                    return paused
-            self.choice_points.append(point)
-            actor = by_name[point.chosen]
-            entry = model.TraceEntry(actor.step)
-            self.trace.append(entry)
-            actor.entry = entry
-            actor.state = _RUNNING
-            actor.released = True
-            actor.wakeup.notify()
-            self._wait_settled(actor)
-
-    def _enabled(self, actor):
-        if actor.guard is None:
-            return True
-        try:
-            return bool(actor.guard())
-        except Exception as exc:
-            raise model.ExplorationError(
-                'the guard of actor %r at %r raised %r'
-                % (actor.name, actor.step.label, exc)) from exc
-
-    def _replayed_point(self, index, enabled, pending):
-        if self._recorded is not None:
-            return search.replayed_point(self._recorded, index, enabled,
-                                         pending)
-        chosen = self.schedule[index]
-        if chosen not in enabled:
-            raise model.ExplorationError(
-                'schedule[%d] is %r, which is not enabled; enabled: %s'
-                % (index, chosen, ', '.join(enabled) or 'none'))
-        return model.ChoicePoint(index, enabled, pending, chosen=chosen)
-
-    def _shutdown(self, actors):
-        """Unwind paused actors and join; return those that did not end."""
+    def _shutdown(self):
+        """Unwind paused actors; return those that did not end in time."""
         with self._lock:
             self._aborting = True
-            for actor in actors:
-                actor.wakeup.notify()
-        deadline = time.monotonic() + self.step_timeout
-        unfinished = []
-        for actor in actors:
-            # An actor still running has already timed out (and that error
-            # is being raised): waiting for it again would only add delay.
-            if actor.thread is None or actor.state == _RUNNING:
-                continue
-            actor.thread.join(max(0.0, deadline - time.monotonic()))
-            if actor.thread.is_alive():
-                unfinished.append(actor.name)
-        return unfinished
+            paused = [actor for actor in self._actors
+                      if actor.state == _PAUSED]
+        for actor in paused:
+            actor.go.release()
+        # An actor still running has already timed out (and that error is
+        # being raised): waiting for it again would only add delay.
+        self._wait_settled(lambda: all(actor.state == _FINISHED
+                                       for actor in paused))
+        return [actor.name for actor in paused if actor.state != _FINISHED]

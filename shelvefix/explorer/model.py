@@ -1,9 +1,10 @@
 """The values an exploration produces and consumes.
 
 A :class:`Step` is what an actor announces before touching shared state; the
-:func:`dependent` relation between steps is what the reduction relies on (see
-:mod:`shelvefix.explorer.search`). :class:`RunSpec` is what a program hands
-the explorer for one run, :class:`RunRecord` what the explorer keeps of it.
+:func:`dependent` relation between steps, defined here only, is what the
+reduction relies on (see :mod:`shelvefix.explorer.search`). :class:`RunSpec`
+is what a program hands the explorer for one run, :class:`RunRecord` what the
+explorer keeps of it.
 """
 
 import collections
@@ -28,23 +29,77 @@ class Step(collections.namedtuple('Step',
     """What an actor is about to do: one scheduling unit.
 
     ``actor`` is the actor's name, ``kind`` a free-form category (``'http'``,
-    ``'db'``), ``resource`` the piece of shared state touched (any hashable,
-    usually a string), ``access`` is ``'read'`` or ``'write'`` and ``label``
-    the human text shown in traces (``"GET /allocations/<uuid>"``).
+    ``'db'``), ``resource`` the shared state touched: one resource (any
+    hashable but a tuple or list, usually a string) or a frozenset of them
+    (see :func:`as_resource`), ``access`` is ``'read'`` or ``'write'`` and
+    ``label`` the human text shown in traces (``"GET /allocations/<uuid>"``).
     """
 
     __slots__ = ()
 
+    @property
+    def resources(self):
+        """The frozenset of resources the step touches."""
+        if isinstance(self.resource, frozenset):
+            return self.resource
+        return frozenset((self.resource,))
+
     def __str__(self):
         return '%s: %s' % (self.actor, self.label)
+
+
+def as_resource(resource):
+    """Normalise what a step names as the shared state it touches.
+
+    :param resource: one hashable resource, or a frozenset, set, tuple or
+        list of hashable resources (the step touches all of them, with the
+        same access)
+    :returns: the resource itself, or a frozenset of the resources
+    :raises TypeError: if a resource is not hashable
+    """
+    if isinstance(resource, (tuple, list, set, frozenset)):
+        return frozenset(resource)
+    hash(resource)
+    return resource
+
+
+def check_step_options(access, guard, guard_model):
+    """Validate what a step says about its access and guard.
+
+    :raises ValueError: for an unknown ``access``, or a ``guard_model``
+        without a ``guard``
+    :raises TypeError: if ``guard`` or ``guard_model`` is not callable
+    """
+    if access not in ACCESSES:
+        raise ValueError('access must be one of %s, not %r'
+                         % (', '.join(ACCESSES), access))
+    if guard is not None and not callable(guard):
+        raise TypeError('guard must be callable, not %r' % (guard,))
+    if guard_model is not None:
+        if not callable(guard_model):
+            raise TypeError('guard_model must be callable, not %r'
+                            % (guard_model,))
+        if guard is None:
+            raise ValueError('a guard_model needs a guard')
+
+
+def describe_resource(resource):
+    """The text naming a step's resource in its default label.
+
+    :param resource: as normalised by :func:`as_resource`
+    :returns: ``str(resource)`` for one resource, ``"{a, b}"`` for a set
+    """
+    if isinstance(resource, frozenset):
+        return '{%s}' % ', '.join(sorted(str(item) for item in resource))
+    return str(resource)
 
 
 def dependent(first, second):
     """Tell whether the order of two steps can matter.
 
     Steps of the same actor are always dependent (program order). Steps of
-    different actors are dependent iff they touch the same resource and at
-    least one of them writes it.
+    different actors are dependent iff the resources they touch intersect
+    and at least one of the two steps writes.
 
     :param first: a :class:`Step`
     :param second: a :class:`Step`
@@ -52,8 +107,16 @@ def dependent(first, second):
     """
     if first.actor == second.actor:
         return True
-    return (first.resource == second.resource
-            and WRITE in (first.access, second.access))
+    if first.access != WRITE and second.access != WRITE:
+        return False
+    one, other = first.resource, second.resource
+    if isinstance(one, frozenset):
+        if isinstance(other, frozenset):
+            return not one.isdisjoint(other)
+        return other in one
+    if isinstance(other, frozenset):
+        return one in other
+    return one == other
 
 
 class TraceEntry(object):
@@ -123,7 +186,7 @@ class RunRecord(collections.namedtuple(
 
     ``index`` counts runs from 0 in exploration order; ``schedule`` is the
     tuple of actor names released at each choice point (replayable with
-    :func:`~shelvefix.explorer.search.replay`); ``trace`` the list of
+    :func:`~shelvefix.explorer.runner.replay`); ``trace`` the list of
     :class:`TraceEntry` in execution order (one per ``schedule`` item);
     ``results`` maps actor name to :class:`ActorResult`; ``outcome`` is what
     the program's check returned.
@@ -138,31 +201,71 @@ class RunRecord(collections.namedtuple(
 
 
 class ChoicePoint(object):
-    """A scheduling decision, as the depth-first search records it.
+    """A scheduling decision, as the search records it.
 
     ``enabled`` is the tuple of actor names that could be released (in the
     stable actor order), ``pending`` maps every paused actor (enabled or
-    not) to its :class:`Step`, ``sleep`` is the frozenset of actors the
-    reduction forbids here, ``done`` the actors already explored here before
-    ``chosen``, and ``chosen`` the actor released (None when every enabled
-    actor sleeps).
+    not) to its :class:`Step`, ``guarded`` is the frozenset of paused
+    actors whose step has a guard, and ``chosen`` the actor released.
+
+    With the reduction (:mod:`shelvefix.explorer.search`), ``sleep`` is the
+    frozenset of actors inherited asleep here, ``done`` the actors already
+    explored here before ``chosen``, ``wakeup`` the wakeup tree of what is
+    still to explore here (a list of
+    :class:`~shelvefix.explorer.wakeup.Branch`, in order) and ``handoff``
+    the wakeup subtree below ``chosen``, for the next choice point.
+    ``forced`` is True if every enabled actor was asleep and one had to be
+    released anyway (see :attr:`Exploration.repeated
+    <shelvefix.explorer.search.Exploration.repeated>`). Without it, ``done``
+    alone drives the search.
     """
 
-    __slots__ = ('index', 'enabled', 'pending', 'sleep', 'done', 'chosen')
+    __slots__ = ('index', 'enabled', 'pending', 'guarded', 'sleep', 'done',
+                 'chosen', 'wakeup', 'handoff', 'forced')
 
     def __init__(self, index, enabled, pending, sleep=frozenset(),
-                 done=(), chosen=None):
+                 done=(), chosen=None, guarded=frozenset()):
         self.index = index
         self.enabled = enabled
         self.pending = pending
+        self.guarded = guarded
         self.sleep = sleep
         self.done = list(done)
         self.chosen = chosen
+        self.wakeup = []
+        self.handoff = []
+        self.forced = False
+
+    def asleep(self):
+        """The actors that must not be released here: inherited or done."""
+        return self.sleep.union(self.done)
 
     def __repr__(self):
-        return ('ChoicePoint(%d, enabled=%r, sleep=%r, done=%r, chosen=%r)'
-                % (self.index, self.enabled, sorted(self.sleep), self.done,
-                   self.chosen))
+        return ('ChoicePoint(%d, enabled=%r, sleep=%r, done=%r, chosen=%r, '
+                'wakeup=%r)' % (self.index, self.enabled, sorted(self.sleep),
+                                self.done, self.chosen, self.wakeup))
+
+
+class RunResult(object):
+    """One run as the search analyses it.
+
+    :ivar record: the :class:`RunRecord`
+    :ivar points: the run's choice points (the search's own objects)
+    :ivar models: the guard model (or None) of each step
+    :ivar stuck: dict actor -> pending step of the actors stuck at the end
+    :ivar stuck_models: dict actor -> guard model of those that have one
+    :ivar repeated: True if the run had to release an asleep actor (see
+        :attr:`~shelvefix.explorer.search.Exploration.repeated`)
+    """
+
+    def __init__(self, record, points, models, stuck, stuck_models,
+                 repeated):
+        self.record = record
+        self.points = points
+        self.models = models
+        self.stuck = stuck
+        self.stuck_models = stuck_models
+        self.repeated = repeated
 
 
 def default_outcome(results):

@@ -10,59 +10,113 @@ schedule, e.g. a counterexample the search found.
 import time
 
 from shelvefix.explorer import controller as controller_mod
+from shelvefix.explorer import model
+from shelvefix.explorer import parallel
 from shelvefix.explorer import search
+from shelvefix.explorer import threads
+
+
+#: Seconds a search runs alone before it starts its worker processes: a
+#: search done sooner would only pay for forking them.
+WORKERS_AFTER = 0.05
 
 
 def explore(program, reduce=True, max_runs=None, progress=None,
-            step_timeout=10.0):
+            step_timeout=10.0, workers=1):
     """Run a program under every schedule, depth first.
 
     See :mod:`shelvefix.explorer.search` for the search and for why, with
-    ``reduce``, the schedules skipped are equivalent to ones run.
+    ``reduce``, every trace is run once and the schedules skipped are
+    equivalent to ones run.
 
     :param program: ``program(controller)`` builds fresh shared state whose
         instrumented code calls ``controller.step()``, and returns a
         :class:`RunSpec` (or a sequence of ``(name, callable)``). It is
         called once per execution; the spec's check is called after each
         execution, so it can also clean up.
-    :param reduce: skip schedules equivalent to one already run (sleep sets)
+    :param reduce: run one schedule per Mazurkiewicz trace (optimal DPOR)
+        instead of every interleaving
     :param max_runs: stop after this many recorded runs (None: no limit)
     :param progress: None or ``progress(runs_done)``, called after each
         recorded run
     :param step_timeout: seconds an actor may take to reach its next step
+    :param workers: how many processes execute runs; above 1, forked
+        workers run the schedules the search will ask for ahead of it (see
+        :mod:`shelvefix.explorer.parallel`: same runs, same order, same
+        result), once the search has run for :data:`WORKERS_AFTER`
+        seconds. The program's state must survive ``fork``.
     :returns: an :class:`~shelvefix.explorer.search.Exploration`
     :raises ExplorationError: for a nondeterministic program, an actor that
         neither reaches a step nor finishes in time, a guard that raises or
         a helper thread calling ``step()``
-    :raises ValueError: for ``max_runs`` < 1 or an invalid run spec
+    :raises ValueError: for ``max_runs`` or ``workers`` < 1 or an invalid
+        run spec
     """
     if max_runs is not None and max_runs < 1:
         raise ValueError('max_runs must be positive, not %r' % (max_runs,))
+    if workers < 1:
+        raise ValueError('workers must be positive, not %r' % (workers,))
     exploration = search.Exploration(reduce)
+    exploration.workers = workers
     started = time.monotonic()
     points = []
+    helpers = None
+    pool = threads.ActorThreads()
+
+    def here(points, index):
+        return run_here(program, points, reduce, step_timeout, pool, index)
     try:
         while True:
-            controller = controller_mod.Controller(
-                schedule=[point.chosen for point in points], reduce=reduce,
-                step_timeout=step_timeout, _points=points)
-            record = controller.run(program(controller),
-                                    index=len(exploration.runs))
-            if controller.sleep_blocked:
-                exploration.blocked += 1
+            index = len(exploration.runs)
+            if (helpers is None and workers > 1 and
+                    time.monotonic() - started >= WORKERS_AFTER):
+                # Between runs: the actor threads are all parked.
+                helpers = parallel.Workers(program, workers, reduce,
+                                           step_timeout)
+            if helpers is not None:
+                result = helpers.run(points, index, here)
             else:
-                exploration.runs.append(record)
-                if progress is not None:
-                    progress(len(exploration.runs))
-            points = search.backtrack(controller.choice_points, exploration)
+                result = here(points, index)
+            exploration.runs.append(result.record)
+            exploration.repeated += result.repeated
+            if reduce:
+                search.add_races(result.points,
+                                 [entry.step for entry in result.record.trace],
+                                 result.stuck,
+                                 start=max(len(points) - 1, 0),
+                                 models=result.models,
+                                 stuck_models=result.stuck_models)
+            if progress is not None:
+                progress(len(exploration.runs))
+            points = search.backtrack(result.points, exploration)
             if points is None:
                 exploration.complete = True
                 break
             if max_runs is not None and len(exploration.runs) >= max_runs:
                 break
     finally:
+        pool.close()
+        if helpers is not None:
+            exploration.ahead = helpers.ahead
+            helpers.close()
         exploration.elapsed = time.monotonic() - started
     return exploration
+
+
+def run_here(program, points, reduce, step_timeout, pool, index):
+    """Execute the run the search asks for, in this process.
+
+    :returns: a :class:`~shelvefix.explorer.model.RunResult` on the
+        search's own choice points
+    """
+    schedule = [point.chosen for point in points]
+    controller = controller_mod.Controller(
+        schedule=schedule, reduce=reduce, step_timeout=step_timeout,
+        _points=points, _threads=pool)
+    record = controller.run(program(controller), index=index)
+    return model.RunResult(record, controller.choice_points,
+                           controller.models, controller.stuck,
+                           controller.stuck_models, controller.repeated)
 
 
 def replay(program, schedule, step_timeout=10.0):

@@ -12,7 +12,16 @@ lines so everything else, comments included, stays as nova wrote it:
 * :func:`local_tracker_shape` frees through ``rt =
   self._get_resource_tracker()``, as Rocky and Stein did;
 * :func:`report_client_shape` frees with
-  ``self.reportclient.delete_allocation_for_instance``.
+  ``self.reportclient.delete_allocation_for_instance``;
+* :func:`untrack_spawning` turns every
+  ``vm_states.allow_resource_removal(vm_state=V, task_state=T)`` back into
+  ``V in (DELETED, SHELVED_OFFLOADED)``: the resource tracker before
+  commit f1dc4ec3 (bug 2025480), which stopped counting a server an
+  unshelve was spawning;
+* :func:`leak_on_bind_failure` moves the network set-up of
+  ``_unshelve_instance`` out of its ``try``, before it: the unshelve before
+  commit e65d4a13 (bug 1862633), which kept the destination's allocations
+  when port binding failed.
 
 :func:`rewrite_method` turns a rewrite into running code: it rewrites the
 source of a live ``ComputeManager`` class (nova's, or shelvefix's own) and
@@ -112,6 +121,103 @@ def report_client_shape(text):
         'context, instance.uuid)'])
 
 
+def _callee(node):
+    func = node.func
+    if isinstance(func, ast.Attribute):
+        return func.attr, ast.unparse(func.value)
+    if isinstance(func, ast.Name):
+        return func.id, None
+    return None, None
+
+
+def _offset(lines, lineno, col):
+    """The character offset in ``''.join(lines)`` of an AST position."""
+    line = lines[lineno - 1]
+    return (sum(len(text) for text in lines[:lineno - 1]) +
+            len(line.encode('utf-8')[:col].decode('utf-8')))
+
+
+def _find_class(tree, class_name):
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef) and node.name == class_name:
+            return node
+    raise RewriteError('no class %s' % class_name)
+
+
+def untrack_spawning(text, class_name='ResourceTracker'):
+    """Test the vm_state alone, as the tracker did before bug 2025480.
+
+    Every call of ``allow_resource_removal`` in the class becomes ``V in
+    (vm_states.DELETED, vm_states.SHELVED_OFFLOADED)`` (nova's former
+    ``ALLOW_RESOURCE_REMOVAL`` list), with ``V`` the ``vm_state`` argument;
+    the task state is no longer looked at. Lines are kept: a call spanning
+    several lines becomes an expression spanning as many.
+
+    :raises RewriteError: the class calls no ``allow_resource_removal``
+    """
+    tree = ast.parse(text)
+    calls = [node for node in ast.walk(_find_class(tree, class_name))
+             if isinstance(node, ast.Call) and
+             _callee(node)[0] == 'allow_resource_removal']
+    if not calls:
+        raise RewriteError('%s never calls allow_resource_removal'
+                           % class_name)
+    lines = text.splitlines(True)
+    edits = []
+    for call in calls:
+        module = _callee(call)[1] or 'vm_states'
+        vm_state = next((kw.value for kw in call.keywords
+                         if kw.arg == 'vm_state'),
+                        call.args[0] if call.args else None)
+        if vm_state is None:
+            raise RewriteError('allow_resource_removal at line %d has no '
+                               'vm_state' % call.lineno)
+        new = '(%s in (%s.DELETED, %s.SHELVED_OFFLOADED)%s)' % (
+            ast.unparse(vm_state), module, module,
+            '\n' * (call.end_lineno - call.lineno))
+        edits.append((_offset(lines, call.lineno, call.col_offset),
+                      _offset(lines, call.end_lineno, call.end_col_offset),
+                      new))
+    for start, end, new in sorted(edits, reverse=True):
+        text = text[:start] + new + text[end:]
+    return text
+
+
+def leak_on_bind_failure(text, class_name=steps.CLASS_NAME):
+    """Set up the network before the ``try``, as before bug 1862633.
+
+    The statement of ``_unshelve_instance`` that calls
+    ``setup_instance_network_on_host`` inside the ``try`` whose handler
+    gives the allocations back is moved to just before that ``try``, so a
+    port binding failure skips the clean-up.
+
+    :raises RewriteError: no such statement inside a ``try``
+    """
+    tree = ast.parse(text)
+    method = steps.find_method(tree, class_name, '_unshelve_instance')[1]
+    if method is None:
+        raise RewriteError('%s has no _unshelve_instance' % class_name)
+    for stmt in method.body:
+        if not isinstance(stmt, ast.Try):
+            continue
+        inner = [node for node in ast.walk(ast.Module(stmt.body, []))
+                 if isinstance(node, ast.Expr) and
+                 isinstance(node.value, ast.Call) and
+                 _callee(node.value)[0] == 'setup_instance_network_on_host']
+        if inner:
+            break
+    else:
+        raise RewriteError('no setup_instance_network_on_host inside a try '
+                           'in _unshelve_instance')
+    setup = inner[0]
+    lines = text.splitlines(True)
+    moved = [line[setup.col_offset - stmt.col_offset:] if line.strip()
+             else line
+             for line in lines[setup.lineno - 1:setup.end_lineno]]
+    rest = lines[:setup.lineno - 1] + lines[setup.end_lineno:]
+    return ''.join(rest[:stmt.lineno - 1] + moved + rest[stmt.lineno - 1:])
+
+
 def class_source(cls):
     """The source of a class, as a module holding only that class.
 
@@ -122,42 +228,58 @@ def class_source(cls):
     return textwrap.dedent(''.join(lines)), first_line
 
 
+def _changed_methods(text, rewritten, class_name):
+    before = steps.methods_of(_find_class(ast.parse(text), class_name))
+    after = steps.methods_of(_find_class(ast.parse(rewritten), class_name))
+    return [node for name, node in after.items()
+            if name not in before or
+            ast.dump(node) != ast.dump(before[name])]
+
+
 def rewrite_method(cls, rewrite, name, method_name=steps.METHOD_NAME):
-    """A subclass of ``cls`` whose ``method_name`` runs rewritten code.
+    """A subclass of ``cls`` whose methods run rewritten code.
 
     The rewrite sees the whole class (so a statement reached through a
     helper method is found as the check finds it); only the rewritten
-    method is compiled, with the line numbers of the class's file, in the
-    namespace of the class's module, so it uses the very objects (and
-    stubs) the original uses.
+    methods are compiled, with the line numbers of the class's file, in
+    the namespace of the class's module, so they use the very objects (and
+    stubs) the originals use.
 
     :param cls: the class, e.g. ``ComputeManager``
     :param rewrite: ``rewrite(text, class_name=...) -> text``, e.g.
         :func:`legacy_order`
     :param name: the new class's name
-    :param method_name: the method to replace
+    :param method_name: the method to replace, or None for every method
+        the rewrite changed
     :returns: the subclass; its ``rewritten_source`` holds the rewritten
         class text
     :raises RewriteError: the rewrite does not apply to the class
     """
     text, first_line = class_source(cls)
     rewritten = rewrite(text, class_name=cls.__name__)
-    tree = ast.parse(rewritten)
-    found = [node for node in ast.walk(tree)
-             if isinstance(node, ast.FunctionDef) and
-             node.name == method_name]
-    if len(found) != 1:
-        raise RewriteError('%s has %d methods named %s'
-                           % (cls.__name__, len(found), method_name))
+    if method_name is None:
+        found = _changed_methods(text, rewritten, cls.__name__)
+        if not found:
+            raise RewriteError('%s changed no method of %s'
+                               % (rewrite.__name__, cls.__name__))
+    else:
+        found = [node for node in ast.walk(ast.parse(rewritten))
+                 if isinstance(node, ast.FunctionDef) and
+                 node.name == method_name]
+        if len(found) != 1:
+            raise RewriteError('%s has %d methods named %s'
+                               % (cls.__name__, len(found), method_name))
     module = ast.Module(body=found, type_ignores=[])
     ast.increment_lineno(module, first_line - 1)
     namespace = {}
     exec(compile(module, inspect.getsourcefile(cls), 'exec'),
          vars(sys.modules[cls.__module__]), namespace)
-    return type(name, (cls,), {
-        method_name: namespace[method_name],
+    attributes = {node.name: namespace[node.name] for node in found}
+    attributes.update({
         'rewritten_source': rewritten,
         '__doc__': '%s with %s rewritten by %s.' % (
-            cls.__name__, method_name, rewrite.__name__),
+            cls.__name__, ', '.join(sorted(n.name for n in found)),
+            rewrite.__name__),
         '__module__': cls.__module__,
     })
+    return type(name, (cls,), attributes)

@@ -108,6 +108,26 @@ class InstanceStore(object):
         handle.done(_describe_row(row))
         return row
 
+    def query(self, **fields):
+        """Copies of the saved rows whose fields have the given values.
+
+        An intercepted read of every row (``op`` ``'list'``, ``uuid``
+        None), as a database query is.
+        """
+        handle = self._intercept('list', None)
+        with self._lock:
+            rows = [copy.deepcopy(row) for uuid, row in
+                    sorted(self._rows.items())
+                    if all(row[name] == value
+                           for name, value in fields.items())]
+        handle.done('%d row(s)' % len(rows))
+        return rows
+
+    def uuids(self):
+        """The uuids of every saved row (never intercepted)."""
+        with self._lock:
+            return sorted(self._rows)
+
     def peek(self, uuid):
         """Like :meth:`get` but never intercepted (for checks and guards)."""
         with self._lock:
@@ -258,6 +278,12 @@ class Instance(object):
         object.__setattr__(self, name, value)
         self._changed.add(name)
 
+    def obj_clone(self):
+        """A copy with the same values and the same unsaved changes."""
+        clone = type(self)(self._store, **copy.deepcopy(self._values()))
+        clone._changed.update(self._changed)
+        return clone
+
     def obj_what_changed(self):
         """The fields set since the last save or refresh."""
         return set(self._changed)
@@ -289,3 +315,13 @@ class Instance(object):
     def __repr__(self):
         return ('Instance(uuid=%s, vm_state=%s, task_state=%s, host=%s)'
                 % (self.uuid, self.vm_state, self.task_state, self.host))
+
+
+class InstanceList(object):
+    """Queries returning several instances, named as nova names them."""
+
+    @staticmethod
+    def get_by_host_and_node(store, host, node):
+        """The instances saved on ``host`` and ``node``, in uuid order."""
+        return [Instance(store, **row)
+                for row in store.query(host=host, node=node)]

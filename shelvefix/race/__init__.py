@@ -1,15 +1,19 @@
-"""The race lab: bug 1798688 run on the library's real code.
+"""The race lab: the shelve/unshelve races run on the library's real code.
 
 * :mod:`~shelvefix.race.scenario` - a shelved server, two hosts, the
-  flavor, project and user every run uses;
+  flavor, project and user every run uses (the offload-unshelve race);
+* :mod:`~shelvefix.race.cloud` - two compute hosts, a conductor and a
+  scheduler around one server (the unshelve and lifecycle scenarios);
 * :mod:`~shelvefix.race.client` - the API side of an unshelve (the one
   copy of it);
 * :mod:`~shelvefix.race.timeline` - placement requests and saves in one
   order, and the order rule;
-* :mod:`~shelvefix.race.variants` - the corrected order and the pre-fix
-  order derived from it;
+* :mod:`~shelvefix.race.variants` - the corrected code and the pre-fix
+  variants derived from it;
+* :mod:`~shelvefix.race.steps` - where actors pause, and what each step
+  touches;
 * :mod:`~shelvefix.race.outcomes` - what went wrong in a run;
-* :mod:`~shelvefix.race.program` - the race as a program for the
+* :mod:`~shelvefix.race.program` - the scenarios as programs for the
   :mod:`~shelvefix.explorer`, and uncontrolled random runs;
 * :mod:`~shelvefix.race.report` - tables, timelines, Mermaid and JSON;
 * :mod:`~shelvefix.race.stress` - K servers x M cycles under real
@@ -21,10 +25,22 @@ This package's own namespace holds only the lab's vocabulary, so that the
 command line can offer its choices without loading the lab.
 """
 
-# The two orderings of the shelve-offload (see race.variants).
+# The code variants (see race.variants): the library, and the code before
+# each fix. The two orderings of the shelve-offload are the first two.
 CORRECTED = 'corrected'
 LEGACY = 'legacy'
+PRE_2025480 = 'pre-2025480'
+PRE_1862633 = 'pre-1862633'
 ORDERINGS = (CORRECTED, LEGACY)
+VARIANTS = (CORRECTED, LEGACY, PRE_2025480, PRE_1862633)
+
+# The scenarios (see race.program).
+OFFLOAD_UNSHELVE = 'offload-unshelve'
+UNSHELVE_PERIODIC = 'unshelve-periodic'
+LIFECYCLE = 'lifecycle'
+SCENARIOS = (OFFLOAD_UNSHELVE, UNSHELVE_PERIODIC, LIFECYCLE)
+ALL = 'all'
+DEFAULT_SCENARIO = OFFLOAD_UNSHELVE
 
 # How compute frees the allocations: GET + PUT empty with the consumer
 # generation (nova on Rocky, the bug's branch) or DELETE (nova since
@@ -32,3 +48,7 @@ ORDERINGS = (CORRECTED, LEGACY)
 GET_PUT = 'get-put'
 DELETE = 'delete'
 FREE_METHODS = (GET_PUT, DELETE)
+
+# Faults a cell can inject into every run.
+GHOST = 'ghost'
+PORT_BINDING = 'port-binding'

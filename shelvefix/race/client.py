@@ -27,7 +27,7 @@ class GaveUp(Exception):
 
 
 def unshelve(store, uuid, load, claim, timeout=60.0, poll_interval=0.001,
-             give_up=None):
+             give_up=None, revert=True):
     """Wait for ``SHELVED_OFFLOADED``, then unshelve through ``claim``.
 
     If the claim fails, the task state is cleared again (as nova's
@@ -44,6 +44,8 @@ def unshelve(store, uuid, load, claim, timeout=60.0, poll_interval=0.001,
     :param poll_interval: seconds between status polls
     :param give_up: None, or a callable: once it returns true the client
         stops waiting (the offload failed, say)
+    :param revert: clear the task state if ``claim`` raises; False when
+        ``claim`` is the conductor's, which clears it itself
     :returns: what ``claim`` returned
     :raises GaveUp: ``give_up`` said so before the server was offloaded
     :raises UnexpectedTaskStateError: another task owns the instance
@@ -57,6 +59,8 @@ def unshelve(store, uuid, load, claim, timeout=60.0, poll_interval=0.001,
     instance = load(row)
     instance.task_state = task_states.UNSHELVING
     instance.save(expected_task_state=[None])
+    if not revert:
+        return claim(instance)
     try:
         return claim(instance)
     except Exception:

@@ -1,15 +1,24 @@
-"""What went wrong in one run of the race, read from placement itself.
+"""What went wrong in one run of the race, read from the end state.
 
-One classification for every way the race is run (the explorer, random
+One classification for every way a scenario is run (the explorer, random
 runs, the stress run): the actors' exceptions say who failed and how, and
-what placement holds for the instance afterwards says what was lost. A
-consumer generation conflict is recognised by its exception type
-(:class:`~shelvefix.exception.ConsumerGenerationConflict`), never by
-placement's text.
+the end state says what was lost. The end state is read three ways and
+compared: what placement holds for the server, what the server's saved
+state says it uses (:func:`implied_hosts`), and what each compute node's
+resource tracker counts. A consumer generation conflict is recognised by
+its exception type (:class:`~shelvefix.exception.ConsumerGenerationConflict`),
+never by placement's text.
+
+A node's tracker counting a server its state says is gone is not judged:
+the next audit heals it, and it errs on the safe side. The opposite,
+``usage untracked``, is bug 2025480's symptom: the server runs on the
+node while the node reports its resources free.
 """
 
 from shelvefix.compute import vm_states
 from shelvefix import exception
+from shelvefix.race import client
+from shelvefix import rpc
 from shelvefix.scheduler.client import errors
 
 OK = 'ok'
@@ -18,8 +27,13 @@ COMPUTE_409 = 'compute 409'
 CLAIM_WIPED = 'claim wiped'
 LEAKED = 'allocations leaked'
 CONSUMER_LEFT = 'consumer left behind'
+USAGE_UNTRACKED = 'usage untracked'
+HOST_LOST = 'host lost'
+TASK_STUCK = 'task state stuck'
 BAD_OUTCOMES = (SCHEDULER_409, COMPUTE_409, CLAIM_WIPED, LEAKED,
-                CONSUMER_LEFT)
+                CONSUMER_LEFT, USAGE_UNTRACKED, HOST_LOST, TASK_STUCK)
+#: The states of a server that has no host.
+HOSTLESS_STATES = (vm_states.SHELVED_OFFLOADED, vm_states.DELETED)
 #: Placement itself failed (a 5xx, a database error, no answer): not an
 #: outcome of the ordering, which is what the gates judge.
 PLACEMENT_FAILED = 'placement failed'
@@ -109,6 +123,102 @@ def is_ordering_failure(label):
     return is_bad(label) and label != PLACEMENT_FAILED
 
 
+def implied_hosts(row):
+    """The hosts a saved instance row says the server uses: 0 or 1.
+
+    A server uses its host's resources unless its state allows removal
+    (:func:`~shelvefix.compute.vm_states.allow_resource_removal`, the
+    corrected rule: a server an unshelve is spawning counts).
+    """
+    if row['host'] is None or vm_states.allow_resource_removal(
+            vm_state=row['vm_state'], task_state=row['task_state']):
+        return set()
+    return {row['host']}
+
+
+def untracked(row, tracked):
+    """``usage untracked`` if a node's tracker misses the server.
+
+    :param row: the server's saved row
+    :param tracked: ``{host: uuids counted on its node}`` for the hosts
+        whose trackers the run has
+    :returns: a list with the label, or empty
+    """
+    for host in implied_hosts(row):
+        if (host in tracked and row['node'] == host and
+                row['uuid'] not in tracked[host]):
+            return [USAGE_UNTRACKED]
+    return []
+
+
+def placement_labels(row, held, providers):
+    """Placement against the saved state, for a run whose actors are done.
+
+    :param row: the server's saved row
+    :param held: ``{rp_uuid: resources}`` placement holds for it
+    :param providers: ``{host: rp_uuid}``
+    :returns: :data:`LEAKED` for allocations on a provider the state does
+        not place the server on, :data:`CLAIM_WIPED` for a host the state
+        places it on without allocations there; :data:`HOST_LOST` alone for
+        a server whose state says it runs somewhere but names no host
+    """
+    if row['host'] is None and row['vm_state'] not in HOSTLESS_STATES:
+        return [HOST_LOST]
+    implied = {providers[host] for host in implied_hosts(row)}
+    labels = []
+    if implied - set(held):
+        labels.append(CLAIM_WIPED)
+    if set(held) - implied:
+        labels.append(LEAKED)
+    return labels
+
+
+def actor_labels(results, injected=()):
+    """Labels for what the actors raised.
+
+    :param results: actor name -> result (``error``)
+    :param injected: exception classes a fault of the run raises on
+        purpose (not judged)
+    """
+    labels = []
+    for name, result in sorted(results.items()):
+        error = result.error
+        if error is None or isinstance(error, tuple(injected) + (
+                client.GaveUp, rpc.NothingToReceive)):
+            continue
+        if _conflict(error):
+            label = (COMPUTE_409 if name.startswith('compute')
+                     else SCHEDULER_409)
+        elif placement_failed(error):
+            label = PLACEMENT_FAILED
+        else:
+            label = '%s error: %s' % (name, type(error).__name__)
+        if label not in labels:
+            labels.append(label)
+    return labels
+
+
+def classify_cloud(cloud, results, injected=()):
+    """The outcome of one run of a :class:`~shelvefix.race.cloud.Cloud`.
+
+    :param results: actor name -> result, every actor done or stuck
+    :param injected: see :func:`actor_labels`
+    :returns: a tuple of labels (see :func:`as_outcome`)
+    """
+    row = cloud.saved()
+    held = cloud.held()
+    labels = actor_labels(results, injected)
+    labels += placement_labels(row, held, cloud.providers)
+    labels += untracked(row, cloud.tracked())
+    if row['task_state'] is not None:
+        labels.append(TASK_STUCK)
+    state = getattr(cloud.placement, 'state', None)
+    if (not held and state is not None and
+            cloud.instance.uuid in state.consumers):
+        labels.append(CONSUMER_LEFT)
+    return as_outcome(labels)
+
+
 def classify(scn, results):
     """The outcome of one run of a ``ShelveScenario``.
 
@@ -124,6 +234,7 @@ def classify(scn, results):
     labels = outcome_labels(
         compute.error, sched.error, claimed, held, scn.dst,
         must_hold_nothing=saved['vm_state'] == vm_states.SHELVED_OFFLOADED)
+    labels += untracked(saved, {scn.rt.host: scn.rt.tracked_on(scn.rt.host)})
     # Only the double can tell a consumer record from no consumer.
     state = getattr(scn.placement, 'state', None)
     if (not held and state is not None and

@@ -1,56 +1,76 @@
-"""The shelve-offload / unshelve race as a program the explorer can run.
+"""The scenarios as programs the explorer runs.
 
-Two actors run the library's real code:
+Every actor runs the library's real code and pauses before each access to
+shared state (:mod:`shelvefix.race.steps`); after each run the outcome is
+read from the end state (:mod:`shelvefix.race.outcomes`).
 
-``compute``
-    ``ComputeManager.shelve_offload_instance`` (which runs
-    ``_shelve_offload_instance``), in the corrected order or in the legacy
-    order derived from it (:mod:`shelvefix.race.variants`).
-``scheduler``
-    the API client and the scheduler, one after the other as in nova: wait
-    until the server shows ``SHELVED_OFFLOADED``, set ``task_state =
-    UNSHELVING``, then ``scheduler.utils.claim_resources`` →
-    ``SchedulerReportClient.claim_resources``.
-
-Each actor pauses before every access to shared state: each placement HTTP
-request (a transport wrapped around the backend's) and each read, wait or
-save of the instance (the instance store's interceptor). After each run the
-outcome is read from placement itself.
-
-The matrix is ordering (corrected, legacy) × the way compute frees
-allocations (GET + PUT empty with the consumer generation, as on the bug's
-Rocky branch; DELETE, as nova does since Ussuri).
+``offload-unshelve`` (bug 1798688)
+    ``compute`` runs ``shelve_offload_instance``; ``scheduler`` is the API
+    client (wait for ``SHELVED_OFFLOADED``, save ``UNSHELVING``) and the
+    scheduler's ``claim_resources``. Cells: ordering (corrected, legacy) x
+    how compute frees (GET + PUT empty, as on the bug's Rocky branch;
+    DELETE, as since Ussuri), optionally with a ghost-consumer fault.
+``unshelve-periodic`` (bugs 2025480, 1862633)
+    the server is offloaded; ``conductor`` is the API client, the conductor
+    and the scheduler (candidates, claim, cast to compute-2); ``compute-2``
+    serves ``unshelve_instance``; ``periodic-2`` is compute-2's
+    ``update_available_resource``. Cells: corrected, pre-2025480 and
+    pre-1862633, each without a fault and with compute-2's port binding
+    failing.
+``lifecycle``
+    the server is shelved on compute-1: ``compute-1`` offloads it,
+    ``periodic-1`` audits compute-1, and the three actors above unshelve it
+    to compute-2. Cells: corrected without and with the port binding fault,
+    and each pre-fix variant with the fault that shows its bug.
 """
 
 import collections
-import random
 import threading
-import time
-import urllib.parse
-
-import requests.adapters
 
 from shelvefix import context
+from shelvefix import exception
 from shelvefix import explorer
 from shelvefix import race
+from shelvefix.race import cloud as cloud_mod
 from shelvefix.race import outcomes
+from shelvefix.race import random_runs
 from shelvefix.race import scenario
+from shelvefix.race import steps
 from shelvefix.race import variants
 
-Cell = collections.namedtuple('Cell', ['ordering', 'free', 'fault'],
-                              defaults=(None,))
-Cell.__doc__ = """One cell of the matrix: ordering, way of freeing, fault.
 
-``fault`` is None, or :data:`GHOST`: placement's DELETE commits only its
-first step (the allocations go, the consumer record stays) and answers
-500, in every run of the cell.
-"""
+class Cell(collections.namedtuple('Cell', ['variant', 'free', 'fault'],
+                                  defaults=(None,))):
+    """One cell of a scenario's matrix: code variant, way of freeing, fault.
 
-GHOST = 'ghost'
+    ``free`` is None where the scenario does not vary it (DELETE, nova's
+    way since Ussuri). ``fault`` is None, :data:`GHOST` (placement's
+    DELETE commits only its first step: the allocations go, the consumer
+    record stays, and it answers 500) or :data:`PORT_BINDING`
+    (compute-2's network set-up raises ``PortBindingFailed``), in every run
+    of the cell.
+    """
+
+    __slots__ = ()
+
+    @property
+    def ordering(self):
+        """The variant, under the name the offload-unshelve table uses."""
+        return self.variant
+
+
+GHOST = race.GHOST
+PORT_BINDING = race.PORT_BINDING
+
+#: The host each actor of the cloud scenarios runs on.
+HOST_OF_ACTOR = {'compute-1': cloud_mod.SOURCE,
+                 'periodic-1': cloud_mod.SOURCE,
+                 'compute-2': cloud_mod.DESTINATION,
+                 'periodic-2': cloud_mod.DESTINATION}
 
 
 def all_cells(ghost=False):
-    """The 2 × 2 matrix, corrected order first.
+    """The offload-unshelve matrix, corrected order first.
 
     :param ghost: also the cells freeing with a DELETE that leaves a ghost
     """
@@ -60,113 +80,41 @@ def all_cells(ghost=False):
     return cells
 
 
-def _short_detail(resp):
-    """The specific part of a placement error, on one line."""
-    try:
-        detail = resp.json()['errors'][0]['detail']
-    except (ValueError, KeyError, IndexError, TypeError):
-        return resp.text[:80]
-    # Placement's details repeat a generic sentence before a blank line.
-    return ' '.join(detail.split('\n\n', 1)[-1].split())
+def _names(instance_uuid, src, dst):
+    return steps.Names([(instance_uuid, '{instance}'),
+                        (src, '{compute-1}'), (dst, '{compute-2}')])
 
 
-class Names(object):
-    """Replaces the run's uuids by short names in labels."""
-
-    def __init__(self, scn):
-        self._names = [(scn.instance.uuid, '{instance}'),
-                       (scn.src, '{compute-1}'), (scn.dst, '{compute-2}')]
-
-    def __call__(self, text):
-        for value, name in self._names:
-            text = text.replace(value, name)
-        return text
+def _instrument(controller, placement, names, providers, holdings):
+    """Mount the stepping transport; returns the function undoing it."""
+    session = placement.session.session
+    session.mount(placement.endpoint, steps.StepTransport(
+        placement.transport, controller, names, providers, holdings))
+    return lambda: session.mount(placement.endpoint, placement.transport)
 
 
-class StepTransport(requests.adapters.BaseAdapter):
-    """Pauses the calling actor before each placement request.
+class _Program(object):
+    """What the race programs share: providers made once, for all runs."""
 
-    Wraps the transport the backend mounted (in-process or HTTP), so the
-    request itself is unchanged; the trace entry gets the status, and for
-    errors placement's detail.
-    """
-
-    def __init__(self, inner, controller, names):
-        super().__init__()
-        self.inner = inner
-        self.controller = controller
-        self.names = names
-
-    def send(self, request, **kwargs):
-        method = request.method.upper()
-        path = urllib.parse.urlsplit(request.url).path
-        prefix = getattr(self.inner, 'script_name', '')
-        if prefix and path.startswith(prefix):
-            path = path[len(prefix):]
-        label = self.names('%s %s' % (method, path))
-        body = request.body
-        if method == 'PUT' and body:
-            text = body.decode() if isinstance(body, bytes) else body
-            if '"allocations": {}' in text:
-                label += ' (empty)'
-            if '"consumer_generation": null' in text:
-                label += ' gen=null'
-            elif '"consumer_generation": ' in text:
-                gen = text.split('"consumer_generation": ')[1].split(',')[0]
-                label += ' gen=%s' % gen.strip('}')
-        handle = self.controller.step(
-            'placement', 'placement',
-            access='read' if method == 'GET' else 'write', label=label)
-        try:
-            resp = self.inner.send(request, **kwargs)
-        except Exception as e:
-            handle.done(type(e).__name__)
-            raise
-        result = str(resp.status_code)
-        if resp.status_code >= 400:
-            result += ' ' + self.names(_short_detail(resp))
-        elif method == 'GET' and '/allocations/' in path:
-            gen = resp.json().get('consumer_generation')
-            result += ' gen=%s' % ('none' if gen is None else gen)
-        handle.done(result)
-        return resp
+    providers = None
 
     def close(self):
-        pass
+        """Delete the providers the runs shared."""
+        if self.providers:
+            ctx = context.get_admin_context()
+            for rp in self.providers:
+                self.placement.client.delete_resource_provider(ctx, rp)
+            self.providers = None
 
 
-class StoreStepper(object):
-    """The instance store's interceptor: one explorer step per access."""
-
-    def __init__(self, controller, names):
-        self.controller = controller
-        self.names = names
-
-    def __call__(self, op, uuid, guard=None):
-        labels = {'get': 'read instance', 'update': 'save instance',
-                  'wait': 'wait for SHELVED_OFFLOADED'}
-        return self.controller.step(
-            'instance', 'instance',
-            access='write' if op == 'update' else 'read',
-            label=labels[op], guard=guard)
-
-
-def _actors(scn):
-    def compute():
-        scn.shelve_offload()
-        return True
-
-    def scheduler():
-        return scn.api_unshelve()
-    return [('compute', compute), ('scheduler', scheduler)]
-
-
-class ShelveRaceProgram(object):
-    """One cell of the matrix as an explorer program.
+class ShelveRaceProgram(_Program):
+    """One offload-unshelve cell as an explorer program.
 
     :param placement: a set-up placement fixture, shared by all runs
     :param cell: the :class:`Cell` (ordering, way of freeing)
     """
+
+    actors = ('compute', 'scheduler')
 
     def __init__(self, placement, cell):
         self.placement = placement
@@ -180,7 +128,7 @@ class ShelveRaceProgram(object):
             self.providers = scenario.create_providers(self.placement)
         scn = scenario.ShelveScenario(
             free=self.cell.free,
-            manager_cls=variants.compute_manager(self.cell.ordering),
+            manager_cls=variants.compute_manager(self.cell.variant),
             placement=self.placement, shared=True,
             providers=self.providers)
         scn.setUp()
@@ -198,98 +146,201 @@ class ShelveRaceProgram(object):
                 scn.remove_ghost()
             scn.cleanUp()
 
+    def _actors(self, scn, poll_interval=0.001, timeout=60.0):
+        def compute():
+            scn.shelve_offload()
+            return True
+
+        def scheduler():
+            return scn.api_unshelve(timeout=timeout,
+                                    poll_interval=poll_interval)
+        return [('compute', compute), ('scheduler', scheduler)]
+
     def __call__(self, controller):
         scn = self._scenario()
-        names = Names(scn)
-        session = self.placement.session.session
-        session.mount(self.placement.endpoint,
-                      StepTransport(self.placement.transport, controller,
-                                    names))
-        scn.store.interceptor = StoreStepper(controller, names)
+        names = _names(scn.instance.uuid, scn.src, scn.dst)
+        undo = _instrument(controller, self.placement, names,
+                           (scn.src, scn.dst), {scn.instance.uuid: {scn.src}})
+        scn.store.interceptor = steps.StoreStepper(
+            controller, scn.store, 'wait for SHELVED_OFFLOADED', names)
 
         def check(results):
-            session.mount(self.placement.endpoint, self.placement.transport)
+            undo()
             scn.store.interceptor = None
             return self._finish(scn, results)
-        return explorer.RunSpec(actors=_actors(scn), check=check)
+        return explorer.RunSpec(actors=self._actors(scn), check=check)
 
-    def close(self):
-        """Delete the providers the runs shared."""
-        if self.providers:
-            ctx = context.get_admin_context()
-            for rp in self.providers:
-                self.placement.client.delete_resource_provider(ctx, rp)
-            self.providers = None
+    def random_run(self, rng, poll_interval, max_start_delay):
+        """One run with real threads; returns its outcome."""
+        scn = self._scenario()
+        funcs = self._actors(scn, poll_interval=poll_interval, timeout=10.0)
+        return self._finish(scn, random_runs.run_threads(funcs, rng,
+                                                         max_start_delay))
 
 
-def explore_cell(placement, cell, reduce=True, progress=None):
-    """Explore every interleaving of one cell.
+class CloudRaceProgram(_Program):
+    """One cell of ``unshelve-periodic`` or ``lifecycle``.
+
+    :param placement: a set-up placement fixture, shared by all runs
+    :param cell: the :class:`Cell` (variant, fault)
+    :param lifecycle: True for the lifecycle (the server starts on
+        compute-1, which offloads it), False for unshelve-periodic (it
+        starts offloaded)
+    """
+
+    def __init__(self, placement, cell, lifecycle):
+        self.placement = placement
+        self.cell = cell
+        self.lifecycle = lifecycle
+        self.providers = None
+        self.actors = (('compute-1', 'periodic-1') if lifecycle else ()) + (
+            'conductor', 'compute-2', 'periodic-2')
+        self.injected = ((exception.PortBindingFailed,)
+                         if cell.fault == PORT_BINDING else ())
+
+    def _cloud(self):
+        if self.providers is None:
+            self.providers = cloud_mod.create_providers(self.placement)
+        code = variants.code(self.cell.variant)
+        return cloud_mod.Cloud(
+            self.placement, self.providers,
+            start=cloud_mod.ON_SOURCE if self.lifecycle
+            else cloud_mod.OFFLOADED,
+            manager_cls=code.manager_cls, tracker_cls=code.tracker_cls,
+            binding_fails=self.cell.fault == PORT_BINDING)
+
+    def _actors(self, cloud, timeout=60.0, poll_interval=0.001, done=None):
+        done = done or {}
+
+        def finished(name):
+            event = done.get(name)
+            return event is not None and event.is_set()
+
+        funcs = {
+            'compute-1': cloud.shelve_offload,
+            'periodic-1': lambda: cloud.periodic(cloud_mod.SOURCE),
+            'conductor': lambda: cloud.api_unshelve(
+                timeout=timeout, poll_interval=poll_interval,
+                give_up=lambda: finished('compute-1')),
+            'compute-2': lambda: cloud.serve(
+                timeout=timeout, give_up=lambda: finished('conductor')),
+            'periodic-2': lambda: cloud.periodic(cloud_mod.DESTINATION),
+        }
+        return [(name, funcs[name]) for name in self.actors]
+
+    def _finish(self, cloud, results):
+        try:
+            return outcomes.classify_cloud(cloud, results, self.injected)
+        finally:
+            cloud.remove_from_placement()
+
+    def __call__(self, controller):
+        cloud = self._cloud()
+        src, dst = self.providers
+        uuid = cloud.instance.uuid
+        names = _names(uuid, src, dst)
+        undo = _instrument(controller, self.placement, names, (src, dst),
+                           {uuid: {src}} if self.lifecycle else {})
+        cloud.store.interceptor = steps.StoreStepper(
+            controller, cloud.store, 'wait for SHELVED_OFFLOADED', names)
+        cloud.transport.interceptor = steps.RpcStepper(controller)
+        for host in cloud_mod.HOSTS:
+            # A host with one actor has no contended lock: its locks stay
+            # real (and cost no steps).
+            if sum(HOST_OF_ACTOR.get(name) == host
+                   for name in self.actors) > 1:
+                cloud.locks[host].interceptor = steps.LockStepper(
+                    controller, host, names)
+
+        def check(results):
+            undo()
+            cloud.store.interceptor = None
+            cloud.transport.interceptor = None
+            for locks in cloud.locks.values():
+                locks.interceptor = None
+            return self._finish(cloud, results)
+        return explorer.RunSpec(actors=self._actors(cloud), check=check)
+
+    def random_run(self, rng, poll_interval, max_start_delay):
+        """One run with real threads; returns its outcome."""
+        cloud = self._cloud()
+        done = {name: threading.Event() for name in self.actors}
+        funcs = self._actors(cloud, timeout=10.0,
+                             poll_interval=poll_interval, done=done)
+        results = random_runs.run_threads(funcs, rng, max_start_delay, done)
+        return self._finish(cloud, results)
+
+
+class Scenario(collections.namedtuple(
+        'Scenario', ['name', 'title', 'first_column', 'cells', 'program'])):
+    """A scenario of the race lab.
+
+    ``title`` heads its table, ``first_column`` names the table's first
+    column, ``cells(ghost)`` lists its matrix and ``program(placement,
+    cell)`` makes the explorer program of one cell.
+    """
+
+    __slots__ = ()
+
+
+def _cloud_scenario(name, title, lifecycle, variant_faults):
+    """A scenario of :class:`CloudRaceProgram` cells (variant, fault)."""
+    return Scenario(
+        name, title, 'variant',
+        lambda ghost=False: [Cell(variant, None, fault)
+                             for variant, fault in variant_faults],
+        lambda placement, cell: CloudRaceProgram(placement, cell,
+                                                 lifecycle=lifecycle))
+
+
+SCENARIOS = collections.OrderedDict((s.name, s) for s in [
+    Scenario(race.OFFLOAD_UNSHELVE,
+             'shelve-offload (compute) against unshelve (API + scheduler)',
+             'ordering', all_cells, ShelveRaceProgram),
+    _cloud_scenario(race.UNSHELVE_PERIODIC,
+                    'unshelve (API + conductor + scheduler, compute-2) '
+                    "against compute-2's update_available_resource",
+                    False,
+                    [(race.CORRECTED, None), (race.CORRECTED, PORT_BINDING),
+                     (race.PRE_2025480, None),
+                     (race.PRE_2025480, PORT_BINDING),
+                     (race.PRE_1862633, None),
+                     (race.PRE_1862633, PORT_BINDING)]),
+    _cloud_scenario(race.LIFECYCLE,
+                    'shelve-offload on compute-1, unshelve to compute-2, '
+                    'the periodic audit on both hosts',
+                    True,
+                    [(race.CORRECTED, None), (race.CORRECTED, PORT_BINDING),
+                     (race.LEGACY, None), (race.PRE_2025480, None),
+                     (race.PRE_1862633, PORT_BINDING)]),
+])
+
+
+def get_scenario(name):
+    """The :class:`Scenario` called ``name``.
+
+    :raises ValueError: no such scenario
+    """
+    try:
+        return SCENARIOS[name]
+    except KeyError:
+        raise ValueError('unknown scenario %r; choose one of %s'
+                         % (name, ', '.join(SCENARIOS)))
+
+
+def explore_cell(placement, cell, reduce=True, progress=None,
+                 scenario_name=race.DEFAULT_SCENARIO, workers=1):
+    """Explore every interleaving of one cell of a scenario.
+
+    ``workers`` above 1 runs the explorer's executions in that many forked
+    processes (the double only: see :mod:`shelvefix.explorer.parallel`).
 
     :returns: a :class:`~shelvefix.explorer.controller.Exploration` whose
-        run outcomes are label tuples (see
-        :func:`shelvefix.race.outcomes.classify`)
+        run outcomes are label tuples (see :mod:`shelvefix.race.outcomes`)
     """
-    program = ShelveRaceProgram(placement, cell)
+    program = get_scenario(scenario_name).program(placement, cell)
     try:
-        return explorer.explore(program, reduce=reduce, progress=progress)
+        return explorer.explore(program, reduce=reduce, progress=progress,
+                                workers=workers)
     finally:
         program.close()
-
-
-RandomResult = collections.namedtuple('RandomResult',
-                                      ['cell', 'runs', 'counts', 'elapsed'])
-
-
-def run_random(placement, cell, runs, seed, poll_interval=0.0005,
-               max_start_delay=0.002, progress=None):
-    """Run the race ``runs`` times with real threads and real timing.
-
-    Nothing is paused: compute and the API client start after small random
-    delays (seeded) and the client polls the saved state every
-    ``poll_interval`` seconds, as a client polling the API would. This is
-    what an ordinary test run sees.
-
-    :returns: a :class:`RandomResult` with per-label counts
-    """
-    rng = random.Random(seed)
-    program = ShelveRaceProgram(placement, cell)
-    counts = collections.Counter()
-    start = time.monotonic()
-    try:
-        _random_runs(program, runs, rng, poll_interval, max_start_delay,
-                     counts, progress)
-    finally:
-        program.close()
-    return RandomResult(cell, runs, dict(counts), time.monotonic() - start)
-
-
-def _random_runs(program, runs, rng, poll_interval, max_start_delay, counts,
-                 progress):
-    for index in range(runs):
-        scn = program._scenario()
-        results = {}
-        delays = {name: rng.uniform(0, max_start_delay)
-                  for name in ('compute', 'scheduler')}
-
-        def target(name, func):
-            time.sleep(delays[name])
-            value = error = None
-            try:
-                value = func()
-            except Exception as e:
-                error = e
-            results[name] = explorer.ActorResult(value, error, False)
-
-        funcs = dict(_actors(scn))
-        funcs['scheduler'] = lambda: scn.api_unshelve(
-            timeout=10.0, poll_interval=poll_interval)
-        threads = [threading.Thread(target=target, args=(name, func))
-                   for name, func in funcs.items()]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-        for label in program._finish(scn, results):
-            counts[label] += 1
-        if progress:
-            progress(index + 1)

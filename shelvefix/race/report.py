@@ -10,14 +10,25 @@ COLUMN = 52
 
 CellResult = collections.namedtuple(
     'CellResult', ['cell', 'runs', 'counts', 'first', 'elapsed', 'pruned',
-                   'complete'])
+                   'complete', 'repeated'], defaults=(0,))
 
 
 def free_text(cell):
     """The way a cell frees, with the fault placement makes, if any."""
+    if cell.free is None:
+        return cell.fault or '-'
     if cell.fault:
         return '%s (%s)' % (cell.free, cell.fault)
     return cell.free
+
+
+def cell_text(cell):
+    """A cell in words, e.g. ``pre-1862633, fault port-binding``."""
+    if cell.free is not None:
+        return '%s order, free with %s' % (cell.variant, free_text(cell))
+    if cell.fault:
+        return '%s, fault %s' % (cell.variant, cell.fault)
+    return '%s, no fault' % cell.variant
 
 
 def summarise(cell, exploration):
@@ -37,7 +48,20 @@ def summarise(cell, exploration):
                 first[label] = run
     return CellResult(cell, len(exploration.runs), dict(counts), first,
                       exploration.elapsed, exploration.pruned,
-                      getattr(exploration, 'complete', True))
+                      getattr(exploration, 'complete', True),
+                      getattr(exploration, 'repeated', 0))
+
+
+def reduction_text(results):
+    """One line: how many runs the reduced search made, and how long."""
+    runs = sum(r.runs for r in results)
+    repeated = sum(r.repeated for r in results)
+    text = ('%d runs in %.2f s, one per class of equivalent interleavings'
+            % (runs, sum(r.elapsed for r in results)))
+    if repeated:
+        text += (' (%d of them repeated a class: a guard guessed enabled '
+                 'was not)' % repeated)
+    return text + '\n(--no-reduce explores every interleaving).'
 
 
 def labels_in(results):
@@ -48,11 +72,17 @@ def labels_in(results):
     return outcomes.ordered(seen)
 
 
-def table(results, first_column='interleavings'):
-    """The matrix as text: one row per cell, one column per outcome."""
+def table(results, first_column='interleavings', variant_column='ordering'):
+    """The matrix as text: one row per cell, one column per outcome.
+
+    The cells' columns are the variant, then ``free with`` (with the fault
+    in brackets) if any cell varies the way of freeing, else ``fault``.
+    """
     labels = labels_in(results)
-    header = ['ordering', 'free with', first_column] + labels
-    rows = [[r.cell.ordering, free_text(r.cell), str(r.runs)] +
+    frees = any(r.cell.free is not None for r in results)
+    header = [variant_column, 'free with' if frees else 'fault',
+              first_column] + labels
+    rows = [[r.cell.variant, free_text(r.cell), str(r.runs)] +
             [str(r.counts.get(label, 0)) for label in labels]
             for r in results]
     widths = [max(len(row[i]) for row in [header] + rows)
@@ -67,21 +97,30 @@ def table(results, first_column='interleavings'):
 def _entry_text(entry):
     text = entry.step.label
     if entry.result is not None:
-        text += ' -> %s' % entry.result
+        text += ' -> %s' % (entry.result,)
     return text
 
 
-def timeline(run):
-    """Two columns, compute | scheduler, one numbered step per line."""
-    lines = ['  #  %s | %s' % ('compute'.ljust(COLUMN), 'scheduler'),
-             '  -  %s | %s' % ('-' * COLUMN, '-' * COLUMN)]
-    for number, entry in enumerate(run.trace, 1):
-        wrapped = textwrap.wrap(_entry_text(entry), COLUMN) or ['']
-        for i, part in enumerate(wrapped):
-            left, right = ((part, '') if entry.step.actor == 'compute'
-                           else ('', part))
-            lines.append('%3s  %s | %s' % (number if i == 0 else '',
-                                           left.ljust(COLUMN), right))
+def timeline(run, actors=('compute', 'scheduler')):
+    """One numbered step per line.
+
+    Two actors get a column each (``compute | scheduler``); more get one
+    column of steps headed by the actor's name.
+    """
+    if len(actors) == 2:
+        lines = _two_columns(run, actors)
+    else:
+        width = max(len(actor) for actor in actors)
+        lines = ['  #  %s  step' % 'actor'.ljust(width),
+                 '  -  %s  %s' % ('-' * width, '-' * (2 * COLUMN - width))]
+        for number, entry in enumerate(run.trace, 1):
+            wrapped = textwrap.wrap(_entry_text(entry),
+                                    2 * COLUMN - width) or ['']
+            for i, part in enumerate(wrapped):
+                lines.append('%3s  %s  %s' % (
+                    number if i == 0 else '',
+                    (entry.step.actor if i == 0 else '').ljust(width),
+                    part))
     for actor, result in sorted(run.results.items()):
         if result.error is not None:
             lines.append('     %s raised %s: %s' % (
@@ -92,42 +131,78 @@ def timeline(run):
     return '\n'.join(lines)
 
 
+def _two_columns(run, actors):
+    lines = ['  #  %s | %s' % (actors[0].ljust(COLUMN), actors[1]),
+             '  -  %s | %s' % ('-' * COLUMN, '-' * COLUMN)]
+    for number, entry in enumerate(run.trace, 1):
+        wrapped = textwrap.wrap(_entry_text(entry), COLUMN) or ['']
+        for i, part in enumerate(wrapped):
+            left, right = ((part, '') if entry.step.actor == actors[0]
+                           else ('', part))
+            lines.append('%3s  %s | %s' % (number if i == 0 else '',
+                                           left.ljust(COLUMN), right))
+    return lines
+
+
 def _mermaid_text(text):
     # Mermaid ends a message at ';' and chokes on '#'.
     return text.replace(';', ',').replace('#', 'no. ')
 
 
-def mermaid(run, title):
+_TARGETS = (('instance', 'I', 'instance store'),
+            ('placement', 'P', 'placement'),
+            ('lock', 'L', 'locks'),
+            ('rpc', 'R', 'message bus'))
+_ACTOR_NAMES = {'compute': 'compute', 'scheduler': 'API + scheduler',
+                'conductor': 'API + conductor + scheduler'}
+
+
+def _participant_ids(actors):
+    """Short ids: ``C`` for compute, ``P1`` for periodic-1..."""
+    ids = {actor: actor[0].upper() + ''.join(c for c in actor if c.isdigit())
+           for actor in actors}
+    taken = [key for _kind, key, _name in _TARGETS] + list(ids.values())
+    if len(set(taken)) < len(taken):
+        ids = {actor: 'A%d' % index for index, actor in enumerate(actors)}
+    return ids
+
+
+def mermaid(run, title, actors=('compute', 'scheduler')):
     """A Mermaid sequence diagram of one run."""
-    participants = {'placement': 'P', 'instance': 'I'}
-    lines = ['sequenceDiagram',
-             '    title %s' % _mermaid_text(title),
-             '    participant C as compute',
-             '    participant I as instance store',
-             '    participant P as placement',
-             '    participant S as API + scheduler']
+    kinds = {entry.step.kind for entry in run.trace}
+    ids = _participant_ids(actors)
+    lines = ['sequenceDiagram', '    title %s' % _mermaid_text(title)]
+    lines += ['    participant %s as %s' % (ids[actor],
+                                            _ACTOR_NAMES.get(actor, actor))
+              for actor in actors[:1]]
+    lines += ['    participant %s as %s' % (key, name)
+              for kind, key, name in _TARGETS if kind in kinds]
+    lines += ['    participant %s as %s' % (ids[actor],
+                                            _ACTOR_NAMES.get(actor, actor))
+              for actor in actors[1:]]
+    targets = {kind: key for kind, key, _name in _TARGETS}
     for entry in run.trace:
-        actor = 'C' if entry.step.actor == 'compute' else 'S'
-        target = participants.get(entry.step.kind, 'P')
+        actor = ids[entry.step.actor]
+        target = targets.get(entry.step.kind, 'P')
         lines.append('    %s->>%s: %s' % (actor, target,
                                           _mermaid_text(entry.step.label)))
         if entry.result is not None:
             lines.append('    %s-->>%s: %s' % (
                 target, actor, _mermaid_text(str(entry.result))))
-    lines.append('    Note over C,S: outcome: %s' % ', '.join(run.outcome))
+    lines.append('    Note over %s,%s: outcome: %s' % (
+        ids[actors[0]], ids[actors[-1]], ', '.join(run.outcome)))
     return '\n'.join(lines)
 
 
-def diagrams(results):
+def diagrams(results, actors=('compute', 'scheduler'),
+             heading='# shelvefix race: first counterexamples'):
     """A Markdown document with one diagram per first counterexample."""
-    parts = ['# shelvefix race: first counterexamples', '']
+    parts = [heading, '']
     for result in results:
         for labels, run in first_counterexamples(result):
-            title = '%s order, free with %s: %s' % (
-                result.cell.ordering, free_text(result.cell),
-                ', '.join(labels))
-            parts += ['## ' + title, '', '```mermaid', mermaid(run, title),
-                      '```', '']
+            title = '%s: %s' % (cell_text(result.cell), ', '.join(labels))
+            parts += ['## ' + title, '', '```mermaid',
+                      mermaid(run, title, actors), '```', '']
     if len(parts) == 2:
         parts.append('No bad outcome was found.')
     return '\n'.join(parts) + '\n'
@@ -172,12 +247,14 @@ def _run_json(run):
 def to_json(results):
     """JSON-able data for every cell."""
     return [{
-        'ordering': r.cell.ordering,
+        'variant': r.cell.variant,
+        'ordering': r.cell.variant,
         'free': r.cell.free,
         'fault': r.cell.fault,
         'interleavings': r.runs,
         'complete': r.complete,
         'pruned': r.pruned,
+        'repeated': r.repeated,
         'elapsed_s': round(r.elapsed, 4),
         'outcomes': r.counts,
         'first_counterexamples': {label: _run_json(run)
@@ -192,5 +269,5 @@ def corrected_is_clean(results):
     :func:`~shelvefix.race.outcomes.is_ordering_failure`).
     """
     return not any(outcomes.is_ordering_failure(label)
-                   for r in results if r.cell.ordering == race.CORRECTED
+                   for r in results if r.cell.variant == race.CORRECTED
                    for label in r.counts)

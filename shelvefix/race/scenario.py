@@ -109,8 +109,9 @@ class ShelveScenario(fixtures.Fixture):
             PROJECT, USER, CLAIM_VERSION)
         self.rt = resource_tracker.ResourceTracker(
             'compute-1', reportclient=self.client,
-            force_delete_allocations=self.free == race.DELETE)
-        self.rt.instance_claim(self.compute_ctx, self.instance, 'compute-1')
+            force_delete_allocations=self.free == race.DELETE,
+            store=self.store)
+        self.rt.update_available_resource(self.compute_ctx, 'compute-1')
         self.compute = self.manager_cls(host='compute-1',
                                         reportclient=self.client, rt=self.rt)
         self.placement.reset_calls()

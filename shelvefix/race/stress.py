@@ -4,8 +4,9 @@ Each server has its own thread acting as the API client: it shelves the
 server, starts the compute host's shelve-offload in a second thread, polls
 the saved state every ``poll_interval`` seconds like a client polling the
 server's status, and unshelves as soon as it reads ``SHELVED_OFFLOADED``:
-task_state UNSHELVING, the scheduler's claim on the other host, then the
-spawn (ACTIVE on the new host). Servers run concurrently, so placement also
+task_state UNSHELVING, the scheduler's claim on the other host, then that
+host's compute manager unshelves it (its claim on the node, the spawn,
+ACTIVE on the new host). Servers run concurrently, so placement also
 sees provider generation races between them. Nothing is paused or ordered:
 this is the race as a gate run would meet it.
 
@@ -83,8 +84,6 @@ class _Server(object):
         harness.client.claim_resources(
             harness.scheduler_ctx, self.uuid, harness.alloc_request(
                 self.host), PROJECT, USER, scenario.CLAIM_VERSION)
-        harness.managers[self.host].rt.instance_claim(
-            harness.compute_ctx, self.inst, self.host)
 
     def cycle(self, poll_interval, rng):
         """One shelve-offload / unshelve cycle; returns outcome labels."""
@@ -140,13 +139,12 @@ class _Server(object):
         if compute_thread is not None:
             compute_thread.join()
         if claimed:
-            # The spawn on the destination host.
-            spawned = instance_obj.Instance.get_by_uuid(h.store, self.uuid)
-            spawned.vm_state = vm_states.ACTIVE
-            spawned.task_state = None
-            spawned.host = spawned.node = dst
-            spawned.save()
-            h.managers[dst].rt.instance_claim(h.compute_ctx, spawned, dst)
+            # The destination host's side of the unshelve: its claim on
+            # the node, the spawn, ACTIVE.
+            h.managers[dst].unshelve_instance(
+                h.compute_ctx,
+                instance_obj.Instance.get_by_uuid(h.store, self.uuid),
+                None, {}, dst)
         return self._classify(compute_error[0], claim_error, claimed, dst)
 
     def _classify(self, compute_error, claim_error, claimed, dst):
@@ -188,9 +186,12 @@ class Harness(object):
                 host=host, reportclient=self.client,
                 rt=resource_tracker.ResourceTracker(
                     host, reportclient=self.client,
-                    force_delete_allocations=free == race.DELETE))
+                    force_delete_allocations=free == race.DELETE,
+                    store=self.store))
             for host in self.hosts}
         self.servers = [_Server(self, i) for i in range(servers)]
+        for host, manager in self.managers.items():
+            manager.rt.update_available_resource(self.compute_ctx, host)
 
     def alloc_request(self, host):
         return scenario.alloc_request(self.providers[host])

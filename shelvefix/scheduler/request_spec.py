@@ -1,4 +1,4 @@
-"""The parts of nova's RequestSpec that claiming resources reads."""
+"""The parts of nova's RequestSpec that scheduling an unshelve reads."""
 
 
 class RequestSpec(object):
@@ -10,6 +10,9 @@ class RequestSpec(object):
     :param flavor: the instance's flavor
     :param scheduler_hints: nova's hints; ``_nova_check_type: ['rebuild']``
         marks a rebuild-only request
+    :ivar root_required: traits the chosen root provider must have (request
+        filters add to it)
+    :ivar root_forbidden: traits it must not have
     """
 
     def __init__(self, instance_uuid, project_id, user_id=None, flavor=None,
@@ -19,6 +22,19 @@ class RequestSpec(object):
         self.user_id = user_id
         self.flavor = flavor
         self.scheduler_hints = scheduler_hints or {}
+        self.root_required = set()
+        self.root_forbidden = set()
+
+    def ensure_project_and_user_id(self, instance):
+        """Fill in the project and user from the instance if missing."""
+        if self.project_id is None:
+            self.project_id = instance.project_id
+        if self.user_id is None:
+            self.user_id = instance.user_id
+
+    def to_legacy_filter_properties_dict(self):
+        """The filter properties the compute side reads (``limits``)."""
+        return {'limits': {}}
 
     @classmethod
     def from_instance(cls, instance):

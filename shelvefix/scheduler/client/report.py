@@ -21,6 +21,7 @@ from oslo_log import log as logging
 from shelvefix import conf
 from shelvefix import exception
 from shelvefix.scheduler.client import alloc_request as alloc_request_mod
+from shelvefix.scheduler.client import candidates
 from shelvefix.scheduler.client import errors
 from shelvefix.scheduler.client import providers
 from shelvefix.scheduler.client import writes
@@ -33,7 +34,8 @@ CONSUMER_GENERATION_VERSION = '1.28'
 
 
 class SchedulerReportClient(writes.AllocationWrites,
-                            providers.ProviderCalls):
+                            providers.ProviderCalls,
+                            candidates.CandidateQueries):
     """Client for the placement API, as nova's scheduler and compute use it.
 
     :param adapter: a keystoneauth1 ``Adapter`` for placement. Without one,

@@ -7,15 +7,22 @@ silently wiped claim; with DELETE compute's 409 goes away; the corrected
 order shows no bad outcome at all.
 """
 
+import logging
+import re
+
+import fixtures
 import testscenarios
 
 from shelvefix import backends
 from shelvefix.backends import real
+from shelvefix.explorer import runner
 from shelvefix import race
 from shelvefix.race import outcomes
 from shelvefix.race import program
+from shelvefix.race import random_runs
 from shelvefix.race import report
 from shelvefix.tests import base
+from shelvefix.tests.unit.explorer import programs
 
 load_tests = testscenarios.load_tests_apply_scenarios
 
@@ -79,26 +86,79 @@ class ExploreCellTestCase(testscenarios.WithScenarios, base.TestCase):
 
 
 class ReductionTestCase(base.TestCase):
-    """Sleep sets skip orderings, never findings."""
+    """The reduction runs each trace once and loses no finding.
 
-    def test_reduction_keeps_every_outcome(self):
+    For every cell of the scenarios small enough to run every interleaving
+    (offload-unshelve with its ghost cells, unshelve-periodic): the reduced
+    search finds exactly the outcomes of the unreduced one, abandons no run,
+    and makes one run per trace: as many runs as there are distinct traces
+    (Foata normal forms) among the unreduced runs, all distinct.
+    """
+
+    def test_one_run_per_trace_and_every_outcome(self):
+        # Thousands of runs: their debug logs would make a detail larger
+        # than a subunit packet may be.
+        self.useFixture(fixtures.FakeLogger(level=logging.WARNING))
         placement = self.useFixture(backends.make_backend('double'))
-        for cell in program.all_cells():
-            full = report.summarise(cell, program.explore_cell(
-                placement, cell, reduce=False))
-            reduced = report.summarise(cell, program.explore_cell(
-                placement, cell, reduce=True))
-            self.assertEqual(set(full.counts), set(reduced.counts), cell)
-            self.assertLess(reduced.runs, full.runs, cell)
-            self.assertEqual(0, full.pruned)
-            self.assertGreater(reduced.pruned, 0)
-        # The corrected order: compute's last save can land before, between
-        # or after the API's six steps... all counted without reduction.
-        corrected = report.summarise(
-            program.all_cells()[0],
-            program.explore_cell(placement, program.all_cells()[0],
-                                 reduce=False))
-        self.assertEqual(6, corrected.runs)
+        for name in (race.OFFLOAD_UNSHELVE, race.UNSHELVE_PERIODIC):
+            for cell in program.get_scenario(name).cells(ghost=True):
+                full = program.explore_cell(placement, cell, reduce=False,
+                                            scenario_name=name)
+                reduced = program.explore_cell(placement, cell,
+                                               scenario_name=name)
+                what = '%s %s' % (name, cell)
+                self.assertEqual(set(full.outcome_counts()),
+                                 set(reduced.outcome_counts()), what)
+                traces = {programs.foata(run) for run in full.runs}
+                self.assertEqual(len(traces), len(reduced.runs), what)
+                self.assertEqual(
+                    traces, {programs.foata(run) for run in reduced.runs},
+                    what)
+                self.assertEqual((0, 0), (reduced.blocked,
+                                          reduced.repeated), what)
+
+    def test_corrected_offload_leaves_one_interleaving(self):
+        # compute's last shared step is the save that makes the state
+        # visible, and the API client can only start after it.
+        placement = self.useFixture(backends.make_backend('double'))
+        for cell in program.all_cells()[:2]:
+            self.assertEqual(1, len(program.explore_cell(
+                placement, cell, reduce=False).runs))
+
+
+def errors(exploration):
+    """What each actor raised in each run (instance uuids left out)."""
+    return [sorted((name, type(result.error).__name__,
+                    UUID.sub('{uuid}', str(result.error)))
+                   for name, result in run.results.items())
+            for run in exploration.runs]
+
+
+UUID = re.compile('[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-'
+                  '[0-9a-f]{12}')
+
+
+class WorkersTestCase(base.TestCase):
+    """Two processes explore a lifecycle cell exactly as one does."""
+
+    def test_lifecycle_legacy_cell(self):
+        self.useFixture(fixtures.MockPatchObject(runner, 'WORKERS_AFTER', 0))
+        # Two searches of 264 runs: their debug logs would make a detail
+        # larger than a subunit packet may be.
+        self.useFixture(fixtures.FakeLogger(level=logging.WARNING))
+        placement = self.useFixture(backends.make_backend('double'))
+        cell = [cell for cell in program.get_scenario(race.LIFECYCLE).cells()
+                if cell.variant == race.LEGACY][0]
+        alone = program.explore_cell(placement, cell,
+                                     scenario_name=race.LIFECYCLE)
+        together = program.explore_cell(placement, cell, workers=2,
+                                        scenario_name=race.LIFECYCLE)
+        self.assertEqual([(run.schedule, run.outcome) for run in alone.runs],
+                         [(run.schedule, run.outcome)
+                          for run in together.runs])
+        self.assertGreater(together.ahead, 0)
+        # Counterexamples read the same: the workers' errors came back.
+        self.assertEqual(errors(alone), errors(together))
 
 
 class RandomRunsTestCase(base.TestCase):
@@ -106,7 +166,7 @@ class RandomRunsTestCase(base.TestCase):
     def test_counts_add_up_and_corrected_is_clean(self):
         placement = self.useFixture(backends.make_backend('double'))
         for cell in program.all_cells():
-            result = program.run_random(placement, cell, runs=10, seed=3)
+            result = random_runs.run_random(placement, cell, runs=10, seed=3)
             self.assertEqual(10, result.runs)
             self.assertGreaterEqual(sum(result.counts.values()), 10)
             if cell.ordering == race.CORRECTED:

@@ -40,8 +40,7 @@ class TimelineCommandTestCase(base.TestCase):
         self.assertEqual([], result['order_violations'])
         self.assertEqual(
             [('compute', 'GET'), ('compute', 'PUT'), ('compute', 'save'),
-             ('compute', 'save'), ('scheduler', 'GET'),
-             ('scheduler', 'PUT')],
+             ('scheduler', 'GET'), ('scheduler', 'PUT')],
             [(e['actor'], e.get('method', e['event']))
              for e in result['events']])
         self.assertEqual(result['allocations_expected'],

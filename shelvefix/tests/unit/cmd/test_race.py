@@ -10,6 +10,8 @@ import fixtures
 
 from shelvefix.backends import real
 from shelvefix.cmd import main
+from shelvefix.explorer import parallel as explorer_parallel
+from shelvefix.explorer import runner
 from shelvefix.placement import deploy as placement_app
 from shelvefix.race import program
 from shelvefix.race import variants
@@ -94,7 +96,9 @@ class RaceCommandTestCase(base.TestCase):
                                       '--no-reduce', '--json',
                                       '--ordering', 'corrected')
         cells = json.loads(out)['cells']
-        self.assertEqual([6, 6], [c['interleavings'] for c in cells])
+        # compute's last shared step is the save that makes the state
+        # visible, and only then can the unshelve start: one interleaving.
+        self.assertEqual([1, 1], [c['interleavings'] for c in cells])
         self.assertEqual([0, 0], [c['pruned'] for c in cells])
 
     def test_bad_corrected_order_fails_the_gate(self):
@@ -190,6 +194,12 @@ class RaceCommandTestCase(base.TestCase):
             rc, _out, err = self.run_main('race')
         self.assertEqual(2, rc)
         self.assertIn('pip install "shelvefix[placement]"', err)
+        rc, _out, err = self.run_main('race', '--workers', '0')
+        self.assertEqual(2, rc)
+        self.assertIn('--workers needs a positive number', err)
+        rc, _out, err = self.run_main('race', '--workers', '2')
+        self.assertEqual(2, rc)
+        self.assertIn('--workers 2 needs --backend double', err)
         path = self.write_conf('[placement]\nclaim_retry_attempts = many\n')
         rc, _out, err = self.run_main('race', '--backend', 'remote',
                                       '--config-file', path)
@@ -226,3 +236,114 @@ class RaceCommandTestCase(base.TestCase):
         # Every run removed its providers and consumers again.
         self.assertEqual({}, server.app.state.consumers)
         self.assertEqual({}, server.app.state.providers)
+
+
+class ScenarioCommandTestCase(base.TestCase):
+    """``--scenario``: the unshelve and lifecycle scenarios."""
+
+    run_main = RaceCommandTestCase.run_main
+
+    def test_unshelve_periodic_table(self):
+        rc, out, _err = self.run_main('race', '--backend', 'double',
+                                      '--scenario', 'unshelve-periodic')
+        self.assertEqual(0, rc)
+        lines = out.splitlines()
+        self.assertIn("compute-2's update_available_resource", lines[0])
+        header = [line for line in lines if line.startswith('variant')][0]
+        self.assertEqual(['variant', 'fault', 'interleavings', 'ok',
+                          'allocations', 'leaked', 'usage', 'untracked'],
+                         header.split())
+        rows = {tuple(line.split()[:2]): line.split()[2:]
+                for line in lines if line.startswith(('corrected', 'pre-'))}
+        self.assertEqual(6, len(rows))
+        for fault in ('-', 'port-binding'):
+            runs, ok = rows[('corrected', fault)][:2]
+            self.assertEqual(runs, ok)
+        self.assertEqual('0', rows[('pre-1862633', 'port-binding')][1])
+        self.assertIn('First counterexample: pre-2025480, no fault: usage '
+                      'untracked', out)
+        # More than two actors: one column of steps, named by actor.
+        self.assertIn('  #  actor       step', out)
+        self.assertIn('periodic-2  list instances on the node', out)
+        self.assertIn('Corrected code: no bad outcome in any interleaving',
+                      out)
+
+    def test_json_diagram_and_variant(self):
+        path = os.path.join(self.useFixture(fixtures.TempDir()).path,
+                            'lifecycle.md')
+        rc, out, _err = self.run_main(
+            'race', '--backend', 'double', '--scenario', 'lifecycle',
+            '--variant', 'pre-1862633', '--json', '--diagram', path)
+        self.assertEqual(0, rc)
+        data = json.loads(out)
+        self.assertEqual('lifecycle', data['scenario'])
+        [cell] = data['cells']
+        self.assertEqual(('pre-1862633', 'port-binding'),
+                         (cell['variant'], cell['fault']))
+        self.assertEqual({'allocations leaked'}, set(cell['outcomes']))
+        example = cell['first_counterexamples']['allocations leaked']
+        self.assertIn('PortBindingFailed', example['errors']['compute-2'])
+        with open(path) as f:
+            diagrams = f.read()
+        self.assertIn('# shelvefix race --scenario lifecycle', diagrams)
+        self.assertIn('participant C2 as compute-2', diagrams)
+        self.assertIn('## pre-1862633, fault port-binding: allocations '
+                      'leaked', diagrams)
+
+    def test_all_scenarios_json(self):
+        rc, out, _err = self.run_main('race', '--backend', 'double',
+                                      '--scenario', 'all', '--json',
+                                      '--variant', 'corrected')
+        self.assertEqual(0, rc)
+        data = json.loads(out)
+        self.assertTrue(data['corrected_is_clean'])
+        self.assertEqual(['offload-unshelve', 'unshelve-periodic',
+                          'lifecycle'],
+                         [s['scenario'] for s in data['scenarios']])
+        # One process per CPU on the double.
+        self.assertEqual(explorer_parallel.available_cpus(),
+                         data['workers'])
+
+    def test_workers_give_the_same_table(self):
+        self.useFixture(fixtures.MockPatchObject(runner, 'WORKERS_AFTER', 0))
+        tables = []
+        for workers in ('1', '2'):
+            rc, out, _err = self.run_main(
+                'race', '--backend', 'double', '--scenario',
+                'unshelve-periodic', '--workers', workers, '--json')
+            self.assertEqual(0, rc)
+            data = json.loads(out)
+            self.assertEqual(int(workers), data['workers'])
+            tables.append([(cell['variant'], cell['fault'],
+                            cell['interleavings'], cell['outcomes'])
+                           for cell in data['cells']])
+        self.assertEqual(tables[0], tables[1])
+
+    def test_random_runs_of_a_scenario(self):
+        rc, out, _err = self.run_main(
+            'race', '--backend', 'double', '--scenario', 'unshelve-periodic',
+            '--random', '3', '--json')
+        self.assertEqual(0, rc)
+        cells = json.loads(out)['cells']
+        self.assertEqual(6, len(cells))
+        for cell in cells:
+            self.assertEqual(3, cell['runs'])
+            if cell['variant'] == 'corrected':
+                self.assertEqual({'ok': 3}, cell['outcomes'])
+            if (cell['variant'], cell['fault']) == ('pre-1862633',
+                                                    'port-binding'):
+                self.assertEqual({'allocations leaked': 3},
+                                 cell['outcomes'])
+
+    def test_options_of_another_scenario_are_refused(self):
+        for argv in (['--ghost'], ['--free', 'delete']):
+            rc, out, err = self.run_main('race', '--backend', 'double',
+                                         '--scenario', 'lifecycle', *argv)
+            self.assertEqual((2, ''), (rc, out))
+            self.assertIn('applies to the offload-unshelve scenario only',
+                          err)
+        rc, out, err = self.run_main('race', '--backend', 'double',
+                                     '--scenario', 'unshelve-periodic',
+                                     '--variant', 'legacy')
+        self.assertEqual((2, ''), (rc, out))
+        self.assertIn('no cell of --scenario unshelve-periodic matches', err)

@@ -40,16 +40,22 @@ class RecordingResourceTracker(object):
         self.timeline.append(('update_usage', instance.vm_state, nodename))
 
 
+def recording_store(timeline):
+    """An instance store that notes each save in ``timeline``."""
+    store = instance_obj.InstanceStore()
+    store.observers.append(
+        lambda uuid, row: timeline.append(
+            ('save', row['vm_state'], row['task_state'], row['host'])))
+    return store
+
+
 class ManagerTestBase(base.TestCase):
     """An instance being shelve-offloaded on compute-1, and the manager."""
 
     def setUp(self):
         super(ManagerTestBase, self).setUp()
         self.timeline = []
-        self.store = instance_obj.InstanceStore()
-        self.store.observers.append(
-            lambda uuid, row: self.timeline.append(
-                ('save', row['vm_state'], row['task_state'], row['host'])))
+        self.store = recording_store(self.timeline)
         self.inst = instance_obj.Instance.create(
             self.store, uuidutils.generate_uuid(),
             vm_state=vm_states.SHELVED,
@@ -75,11 +81,12 @@ class ShelveOffloadTestCase(ManagerTestBase):
     def test_corrected_order(self):
         self.compute.shelve_offload_instance(self.context, self.inst,
                                              clean_shutdown=True)
+        # One save makes the state visible with host and node cleared: no
+        # later save of compute's can undo what an unshelve saves next.
         self.assertEqual([
             ('free_allocations', vm_states.SHELVED),
-            ('save', vm_states.SHELVED_OFFLOADED, None, 'compute-1'),
-            ('update_usage', vm_states.SHELVED_OFFLOADED, 'node-1'),
             ('save', vm_states.SHELVED_OFFLOADED, None, None),
+            ('update_usage', vm_states.SHELVED_OFFLOADED, 'node-1'),
         ], self.timeline)
         self.assertEqual(
             [('power_off', self.inst.uuid, 60, 10),

@@ -83,3 +83,85 @@ class VariantsTestCase(base.TestCase):
         scn.shelve_offload()
         self.assertEqual([], timeline.order_violations(scn.timeline(),
                                                        scn.instance.uuid))
+
+
+TRACKER = '''\
+class ResourceTracker(object):
+    def _update_usage_from_instance(self, instance, is_removed=False):
+        removed = is_removed or vm_states.allow_resource_removal(
+            vm_state=instance['vm_state'],
+            task_state=instance.task_state)
+        return removed
+
+    def _update_usage_from_instances(self, instances):
+        return [i for i in instances
+                if not vm_states.allow_resource_removal(i.vm_state,
+                                                        i.task_state)]
+
+    def untouched(self):
+        return 1
+'''
+
+
+class OtherBugsTestCase(base.TestCase):
+    """The rewrites of bugs 2025480 and 1862633."""
+
+    def test_code_per_variant(self):
+        for variant in race.VARIANTS:
+            code = variants.code(variant)
+            self.assertTrue(issubclass(code.manager_cls,
+                                       manager.ComputeManager))
+        self.assertIs(variants.untracking_resource_tracker(),
+                      variants.code(race.PRE_2025480).tracker_cls)
+        self.assertRaises(ValueError, variants.code, 'pre-0')
+
+    def test_untrack_spawning_keeps_lines_and_drops_the_task_state(self):
+        text = rewrite.untrack_spawning(TRACKER)
+        self.assertEqual(len(TRACKER.splitlines()), len(text.splitlines()))
+        self.assertNotIn('allow_resource_removal', text)
+        self.assertIn("is_removed or (instance['vm_state'] in "
+                      "(vm_states.DELETED, vm_states.SHELVED_OFFLOADED)",
+                      text)
+        self.assertIn('if not (i.vm_state in (vm_states.DELETED, '
+                      'vm_states.SHELVED_OFFLOADED)', text)
+        self.assertNotIn('task_state', text)
+        namespace = {'vm_states': vm_states}
+        exec(compile(text, '<rewritten>', 'exec'), namespace)
+        tracker = namespace['ResourceTracker']()
+        spawning = {'vm_state': vm_states.SHELVED_OFFLOADED,
+                    'task_state': 'spawning'}
+
+        class Spawning(dict):
+            vm_state = vm_states.SHELVED_OFFLOADED
+            task_state = 'spawning'
+        self.assertTrue(tracker._update_usage_from_instance(
+            Spawning(spawning)))
+        self.assertEqual([], tracker._update_usage_from_instances(
+            [Spawning(spawning)]))
+        self.assertRaises(rewrite.RewriteError, rewrite.untrack_spawning,
+                          'class ResourceTracker(object):\n    pass\n')
+
+    def test_untracking_tracker_rewrites_both_methods(self):
+        cls = variants.untracking_resource_tracker()
+        self.assertEqual(
+            {'_update_usage_from_instance', '_update_usage_from_instances'},
+            {name for name in vars(cls) if name.startswith('_update')})
+
+    def test_leak_on_bind_failure_moves_only_the_setup(self):
+        corrected, _line = rewrite.class_source(manager.ComputeManager)
+        leaking = variants.leaking_compute_manager().rewritten_source
+        # The same lines (the moved ones dedented), in another order.
+        self.assertEqual(sorted(line.strip() for line in
+                                corrected.splitlines()),
+                         sorted(line.strip() for line in
+                                leaking.splitlines()))
+        method = steps.find_method(ast.parse(leaking), 'ComputeManager',
+                                   '_unshelve_instance')[1]
+        texts = [ast.unparse(stmt) for stmt in method.body]
+        try_at = [type(stmt) for stmt in method.body].index(ast.Try)
+        setup_at = [i for i, text in enumerate(texts)
+                    if 'setup_instance_network_on_host' in text]
+        self.assertEqual([try_at - 1], setup_at)
+        self.assertNotIn('setup_instance_network_on_host', texts[try_at])
+        self.assertRaises(
+            rewrite.RewriteError, rewrite.leak_on_bind_failure, leaking)

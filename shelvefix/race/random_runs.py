@@ -1,0 +1,72 @@
+"""The race lab's actors with real threads and real timing.
+
+Nothing is paused: each actor starts after a small random delay (seeded)
+and the operating system interleaves them, as in an ordinary test run. The
+programs of :mod:`shelvefix.race.program` make one such run each
+(``random_run``); :func:`run_random` repeats it and counts outcomes.
+"""
+
+import collections
+import random
+import threading
+import time
+
+from shelvefix import explorer
+from shelvefix import race
+
+RandomResult = collections.namedtuple('RandomResult',
+                                      ['cell', 'runs', 'counts', 'elapsed'])
+
+
+def run_threads(funcs, rng, max_start_delay, done=None):
+    """Run ``(name, callable)`` pairs in threads after random delays."""
+    results = {}
+    delays = {name: rng.uniform(0, max_start_delay) for name, _f in funcs}
+
+    def target(name, func):
+        time.sleep(delays[name])
+        value = error = None
+        try:
+            value = func()
+        except Exception as e:
+            error = e
+        results[name] = explorer.ActorResult(value, error, False)
+        if done is not None:
+            done[name].set()
+
+    threads = [threading.Thread(target=target, args=pair) for pair in funcs]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return results
+
+
+def run_random(placement, cell, runs, seed, poll_interval=0.0005,
+               max_start_delay=0.002, progress=None,
+               scenario_name=race.DEFAULT_SCENARIO):
+    """Run a cell ``runs`` times with real threads and real timing.
+
+    Nothing is paused: the actors start after small random delays (seeded)
+    and the API client polls the saved state every ``poll_interval``
+    seconds, as a client polling the API would. This is what an ordinary
+    test run sees.
+
+    :returns: a :class:`RandomResult` with per-label counts
+    """
+    from shelvefix.race import program as program_mod
+    rng = random.Random(seed)
+    program = program_mod.get_scenario(scenario_name).program(placement,
+                                                              cell)
+    counts = collections.Counter()
+    start = time.monotonic()
+    try:
+        for index in range(runs):
+            for label in program.random_run(rng, poll_interval,
+                                            max_start_delay):
+                counts[label] += 1
+            if progress:
+                progress(index + 1)
+    finally:
+        program.close()
+    return RandomResult(cell, runs, dict(counts), time.monotonic() - start)

@@ -1,0 +1,273 @@
+"""Doubles of what nova's services reach outside the process.
+
+Used by :mod:`shelvefix.tests.nova.lifecycle`, which runs nova's compute,
+conductor and scheduler code in one process:
+
+* :class:`HostDriver` - a virt driver for one host: a hypervisor whose
+  guests start and stop on request and whose node has fixed resources;
+* :class:`NetworkAPI` - neutron: one port per instance, and optionally a
+  port binding that fails on this host (``PortBindingFailed``, bug
+  1862633);
+* :class:`SchedulerRPC` - the scheduler's RPC API as the compute and
+  conductor services call it: instance info updates are recorded,
+  ``select_destinations`` runs nova's own ``SchedulerManager`` in-process
+  on a copy of the request spec, as the message bus would hand it over;
+* :class:`ComputeRouter` - what ``nova.compute.rpcapi.ComputeAPI`` sends
+  through: a cast puts the message on a :class:`shelvefix.rpc.Transport`;
+* :class:`ServiceLocks` - nova's locks (``nova.utils.synchronized``, which
+  ends in ``oslo_concurrency.lockutils.lock``) become the locks of the
+  service process the calling thread belongs to, one
+  :class:`shelvefix.utils.Locks` per service, so that two compute hosts
+  never share a lock, and the explorer can schedule them.
+
+This module imports nova; load it through
+:func:`shelvefix.tests.nova.base.load`.
+"""
+
+import threading
+
+import fixtures
+from nova.compute import power_state
+from nova import context as nova_context
+from nova import exception as nova_exception
+from nova.network import model as network_model
+from nova import objects
+from nova.virt import hardware
+from oslo_concurrency import lockutils
+
+from shelvefix import utils
+
+COMPUTE_TOPIC = 'compute'
+
+
+def _received(ctxt):
+    """A request context as the receiver of a message gets it."""
+    return nova_context.RequestContext.from_dict(ctxt.to_dict())
+
+
+class HostDriver(object):
+    """The virt driver of one host, with one node named like the host.
+
+    :param host: the host (and node) name
+    :param node_uuid: the node's uuid (its resource provider's)
+    :param inventory: ``{'VCPU': n, 'MEMORY_MB': n, 'DISK_GB': n}``
+    :param events: a list the calls are recorded in
+    """
+
+    def __init__(self, host, node_uuid, inventory, events):
+        self.host = host
+        self.node_uuid = node_uuid
+        self.inventory = inventory
+        self.events = events
+        self.running = set()
+
+    def _record(self, name, *args):
+        self.events.append(('%s driver.%s' % (self.host, name),) + args)
+
+    def get_available_nodes(self, refresh=False):
+        return [self.host]
+
+    def node_is_available(self, nodename):
+        return nodename == self.host
+
+    def get_available_resource(self, nodename):
+        """What the hypervisor reports; usage is left to the tracker."""
+        return {
+            'uuid': self.node_uuid, 'hypervisor_hostname': nodename,
+            'vcpus': self.inventory['VCPU'],
+            'memory_mb': self.inventory['MEMORY_MB'],
+            'local_gb': self.inventory['DISK_GB'],
+            'vcpus_used': 0, 'memory_mb_used': 0, 'local_gb_used': 0,
+            'disk_available_least': self.inventory['DISK_GB'],
+            'hypervisor_type': 'fake', 'hypervisor_version': 1,
+            'cpu_info': '', 'numa_topology': None,
+            'supported_instances': [],
+        }
+
+    def get_info(self, instance, use_cache=True):
+        state = (power_state.RUNNING if instance.uuid in self.running
+                 else power_state.SHUTDOWN)
+        return hardware.InstanceInfo(state=state)
+
+    def power_off(self, instance, timeout=0, retry_interval=0):
+        self._record('power_off')
+        self.running.discard(instance.uuid)
+
+    def destroy(self, context, instance, network_info, block_device_info=None,
+                destroy_disks=True, destroy_secrets=True):
+        self._record('destroy')
+        self.running.discard(instance.uuid)
+
+    def spawn(self, context, instance, image_meta, injected_files,
+              admin_password, allocations, network_info=None,
+              block_device_info=None, power_on=True, accel_info=None):
+        self._record('spawn', sorted(allocations))
+        self.running.add(instance.uuid)
+
+    def get_volume_connector(self, instance):
+        return {'host': self.host}
+
+
+class NetworkAPI(object):
+    """neutron for one host: one port per instance.
+
+    :param binding_fails: binding ports to this host fails
+    """
+
+    def __init__(self, host, events, binding_fails=False):
+        self.host = host
+        self.events = events
+        self.binding_fails = binding_fails
+
+    @staticmethod
+    def port_of(instance_uuid):
+        return 'port-of-%s' % instance_uuid
+
+    def get_instance_nw_info(self, context, instance, **kwargs):
+        return network_model.NetworkInfo([network_model.VIF(
+            id=self.port_of(instance.uuid))])
+
+    def unbind_ports(self, context, ports, detach=True):
+        self.events.append(('%s network.unbind_ports' % self.host,
+                            list(ports)))
+
+    def setup_instance_network_on_host(self, context, instance, host,
+                                       migration=None,
+                                       provider_mappings=None):
+        if self.binding_fails:
+            raise nova_exception.PortBindingFailed(
+                port_id=self.port_of(instance.uuid))
+        self.events.append(('%s network.setup' % self.host, host))
+
+    def get_requested_resource_for_instance(self, context, instance_uuid):
+        # The port has no QoS or other resource request.
+        return [], objects.RequestLevelParams()
+
+
+class Notifier(object):
+    """An oslo.messaging notifier that records the event types."""
+
+    def __init__(self, events, publisher):
+        self.events = events
+        self.publisher = publisher
+
+    def info(self, context, event_type, payload):
+        self.events.append(('%s notify' % self.publisher, event_type))
+
+
+class SchedulerRPC(object):
+    """The scheduler as its RPC clients see it.
+
+    :param events: a list the casts are recorded in
+    :param scheduler: a nova ``SchedulerManager`` (for the conductor's
+        ``select_destinations``), or None
+    """
+
+    def __init__(self, events, scheduler=None):
+        self.events = events
+        self.scheduler = scheduler
+
+    def update_instance_info(self, context, host_name, instance_info):
+        self.events.append(('scheduler.update_instance_info', host_name))
+
+    def delete_instance_info(self, context, host_name, instance_uuid):
+        self.events.append(('scheduler.delete_instance_info', host_name))
+
+    def select_destinations(self, context, spec_obj, instance_uuids,
+                            return_objects=False, return_alternates=False):
+        # An RPC call: the scheduler gets its own copies.
+        return self.scheduler.select_destinations(
+            _received(context), spec_obj=spec_obj.obj_clone(),
+            instance_uuids=instance_uuids, return_objects=return_objects,
+            return_alternates=return_alternates)
+
+
+class _PreparedClient(object):
+    def __init__(self, transport, server):
+        self.transport = transport
+        self.server = server
+
+    def cast(self, ctxt, method, **kwargs):
+        self.transport.cast(COMPUTE_TOPIC, self.server, method,
+                            _received(ctxt), **kwargs)
+
+    def call(self, ctxt, method, **kwargs):
+        raise AssertionError('nova made an RPC call %s to %s, which the '
+                             'harness does not serve' % (method, self.server))
+
+
+class _Client(object):
+    def __init__(self, transport):
+        self.transport = transport
+
+    def can_send_version(self, version):
+        return True
+
+    def prepare(self, server=None, version=None, **kwargs):
+        return _PreparedClient(self.transport, server)
+
+
+class ComputeRouter(object):
+    """Stands for the ``ClientRouter`` of nova's compute RPC API.
+
+    :param transport: the :class:`shelvefix.rpc.Transport` the compute
+        services receive from
+    """
+
+    def __init__(self, transport):
+        self.transport = transport
+
+    def client(self, ctxt):
+        return _Client(self.transport)
+
+
+class ServiceLocks(fixtures.Fixture):
+    """nova's locks, one set per service process.
+
+    While installed, ``lockutils.lock`` (which ``nova.utils.synchronized``
+    calls) takes the lock from the :class:`~shelvefix.utils.Locks` of the
+    service the calling thread runs for (see :meth:`running`); threads
+    running for no service (test set-up, checks) get oslo.concurrency's
+    own lock.
+
+    :ivar locks: ``{service: Locks}``; :meth:`reset` makes new ones
+    """
+
+    def __init__(self, services):
+        super(ServiceLocks, self).__init__()
+        self.services = tuple(services)
+        self._local = threading.local()
+        self.reset()
+
+    def reset(self):
+        """Fresh locks for every service (none held)."""
+        self.locks = {service: utils.Locks() for service in self.services}
+
+    def _setUp(self):
+        original = lockutils.lock
+
+        def lock(name, lock_file_prefix=None, external=False, lock_path=None,
+                 do_log=True, semaphores=None, delay=0.01, fair=False,
+                 blocking=True):
+            service = getattr(self._local, 'service', None)
+            if service is None:
+                return original(name, lock_file_prefix, external, lock_path,
+                                do_log=do_log, semaphores=semaphores,
+                                delay=delay, fair=fair, blocking=blocking)
+            # Fairness is an order among waiters; the explorer tries every
+            # order anyway.
+            return self.locks[service].lock(name)
+
+        self.useFixture(fixtures.MonkeyPatch(
+            'oslo_concurrency.lockutils.lock', lock))
+
+    def running(self, service, func):
+        """``func`` wrapped to run as a thread of ``service``."""
+        def run():
+            outer = getattr(self._local, 'service', None)
+            self._local.service = service
+            try:
+                return func()
+            finally:
+                self._local.service = outer
+        return run
