@@ -171,14 +171,9 @@ def _run_explore(args, placement, out, err):
                      cells=report.to_json(results),
                      corrected_is_clean=report.corrected_is_clean(results))
                 for scenario, results in done]
-        document = {'backend': args.backend, 'reduced': not args.no_reduce,
-                    'corrected_is_clean': clean, 'workers': args.workers}
-        if len(data) == 1:
-            document.update(data[0])
-        else:
-            document['scenarios'] = data
-        json.dump(document, out, indent=2, sort_keys=True)
-        out.write('\n')
+        _write_json(out, data, backend=args.backend,
+                    reduced=not args.no_reduce, corrected_is_clean=clean,
+                    workers=args.workers)
     else:
         for index, (scenario, results) in enumerate(done):
             if index:
@@ -187,6 +182,16 @@ def _run_explore(args, placement, out, err):
         if args.diagram:
             out.write('Diagrams written to %s\n' % args.diagram)
     return 0 if clean else 1
+
+
+def _write_json(out, data, **document):
+    """Write the JSON document: one scenario's fields inline, or a list."""
+    if len(data) == 1:
+        document.update(data[0])
+    else:
+        document['scenarios'] = data
+    json.dump(document, out, indent=2, sort_keys=True)
+    out.write('\n')
 
 
 def _actors(scenario, results):
@@ -252,14 +257,8 @@ def _run_random(args, placement, out, err):
                             'elapsed_s': round(r.elapsed, 3)}
                            for r in results]}
                 for scenario, results in done]
-        document = {'backend': args.backend, 'random': args.random,
-                    'seed': args.seed}
-        if len(data) == 1:
-            document.update(data[0])
-        else:
-            document['scenarios'] = data
-        json.dump(document, out, indent=2, sort_keys=True)
-        out.write('\n')
+        _write_json(out, data, backend=args.backend, random=args.random,
+                    seed=args.seed)
     else:
         out.write('shelvefix race --random %d --seed %d: uncontrolled runs '
                   'with real threads\non %s\n\n'

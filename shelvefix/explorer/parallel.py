@@ -93,16 +93,19 @@ def _serve(conn, program, reduce, step_timeout):
     subtree ignored), and sends each run with the schedule prefix it
     replayed. Jobs queue up; a stop request names a subtree to end or drop.
     ``b'd'`` and the subtree's prefix tell the search the subtree is over.
+    The search ends a worker by terminating it.
     """
     pool = threads.ActorThreads()
     scratch = search.Exploration(reduce)
     queued, stopped = [], set()
 
     def read(block):
+        """Take in what the search sent; False once it is gone."""
         while block or conn.poll():
             block = False
-            message = conn.recv_bytes()
-            if not message:
+            try:
+                message = conn.recv_bytes()
+            except EOFError:
                 return False
             if message[:1] == b's':
                 stopped.add(pickle.loads(message[1:]))
@@ -334,16 +337,14 @@ class Workers(object):
             any(point.forced for point in adopted[len(points):]))
 
     def close(self):
-        """Stop the workers."""
-        for conn in self._conns:
-            try:
-                conn.send_bytes(b'')
-            except OSError:
-                pass
+        """Stop the workers.
+
+        A worker may be mid-run, or blocked sending runs nobody will take:
+        it holds nothing the search needs, so it is not waited for.
+        """
         for proc in self._procs:
-            proc.join(timeout=1)
-            if proc.is_alive():
-                proc.terminate()
-                proc.join()
+            proc.terminate()
+        for proc in self._procs:
+            proc.join()
         for conn in self._conns:
             conn.close()

@@ -6,6 +6,7 @@ counts of pruned and repeated runs (see
 :mod:`shelvefix.explorer.parallel`).
 """
 
+import multiprocessing
 import pickle
 from unittest import mock
 
@@ -69,6 +70,11 @@ class ParallelTestCase(testtools.TestCase):
             plan = programs.random_plan(seed)
             self.assertSameExploration(programs.plan_program(plan),
                                        'seed %d' % seed, reduce=False)
+
+    def test_no_worker_outlives_the_search(self):
+        plan = test_optimality.HAND_WRITTEN['four actors']
+        explorer.explore(programs.plan_program(plan), workers=3)
+        self.assertEqual([], multiprocessing.active_children())
 
     def test_max_runs(self):
         plan = test_optimality.HAND_WRITTEN['four actors']
