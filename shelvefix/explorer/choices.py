@@ -107,12 +107,28 @@ class Choices(object):
         pending = {actor.name: actor.step for actor in paused}
         guarded = frozenset(actor.name for actor in paused
                             if actor.guard is not None)
+        if not enabled and len(self.points) >= len(self.schedule):
+            self.stuck = paused
+            return None
+        return self.add_point(enabled, pending, guarded)
+
+    def add_point(self, enabled, pending, guarded):
+        """The next choice point, given what is paused there.
+
+        Within the schedule it is the recorded point, checked; after it, a
+        new point from the search.
+
+        :param enabled: tuple of the enabled actors' names (not empty)
+        :param pending: dict name -> pending step of every paused actor
+        :param guarded: frozenset of the paused actors whose step has a
+            guard
+        :returns: the :class:`~shelvefix.explorer.model.ChoicePoint`
+        :raises ExplorationError: a replay that differs from the recording,
+            or a schedule naming an actor that is not enabled
+        """
         index = len(self.points)
         if index < len(self.schedule):
             point = self._replayed(index, enabled, pending, guarded)
-        elif not enabled:
-            self.stuck = paused
-            return None
         else:
             parent = self.points[-1] if self.points else None
             point = search.new_point(parent, index, enabled, pending,

@@ -56,6 +56,7 @@ import multiprocessing.connection
 import os
 import pickle
 
+from shelvefix.explorer import choices
 from shelvefix.explorer import controller as controller_mod
 from shelvefix.explorer import model
 from shelvefix.explorer import pickling
@@ -313,28 +314,22 @@ class Workers(object):
 
     def _adopt(self, points, observed, index):
         """Rebuild a worker's run on the search's own stack."""
-        adopted = []
+        rebuilt = choices.Choices(
+            tuple(point.chosen for point in points), self.reduce, points)
         for position, (enabled, pending, guarded, chosen) in enumerate(
                 observed.points):
-            if position < len(points):
-                point = search.replayed_point(points, position, enabled,
-                                              pending, guarded)
-            else:
-                point = search.new_point(adopted[-1] if adopted else None,
-                                         position, enabled, pending,
-                                         guarded, self.reduce)
+            point = rebuilt.add_point(enabled, pending, guarded)
             if point.chosen != chosen:
                 raise model.ExplorationError(
                     'parallel search diverged at choice point %d of '
                     'schedule %s: the search chose %r, the worker %r'
                     % (position, [p[3] for p in observed.points],
                        point.chosen, chosen))
-            adopted.append(point)
         record = observed.record._replace(index=index)
         return model.RunResult(
-            record, adopted, observed.models, observed.stuck,
+            record, rebuilt.points, observed.models, observed.stuck,
             observed.stuck_models,
-            any(point.forced for point in adopted[len(points):]))
+            any(point.forced for point in rebuilt.points[len(points):]))
 
     def close(self):
         """Stop the workers.

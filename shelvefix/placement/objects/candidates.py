@@ -116,9 +116,10 @@ def _search(snap, groups, wide):
 def _merge(snap, by_suffix, wide):
     if len(by_suffix) == 1:
         # One group: its requests are the candidates (each already fits,
-        # and no provider serves it twice).
+        # no provider serves it twice, and the group's search kept equal
+        # requests once).
         requests, = by_suffix.values()
-        return _unique(snap, requests)
+        return requests
     by_anchor = collections.OrderedDict()
     for suffix, requests in by_suffix.items():
         for request in requests:
