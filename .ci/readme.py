@@ -14,13 +14,23 @@ Every literal block of README.rst follows a comment saying what it is
                         it prints: every line of the block must appear in
                         that output, in order, with runs of spaces folded;
                         ``...`` in a line matches anything
+    .. ci: figures [NOTE]
+                        machine-dependent figures README quotes from what
+                        the last command before it printed (NOTE: where
+                        they were measured): each line must appear in that
+                        output, in order, as for ``output``, except that
+                        every number in it matches any number; CI then
+                        prints each line as README says it and as it was
+                        measured, and never fails because they differ
     .. ci: python       a Python program, run with the virtualenv's Python
     .. ci: config       an oslo.config file; shelvefix must load it
     .. ci: skip REASON  shown, not run: it needs what a fresh machine does
                         not have (a deployment, your own nova checkout)
 
 A literal block without such a comment is an error, so an example cannot
-be added without being run.
+be added without being run. A time, a rate or a ratio that depends on the
+machine belongs in a ``figures`` block (or in the command's own output),
+never in prose: there, CI shows it beside the figure it measures.
 
 Usage::
 
@@ -44,7 +54,12 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 README = os.path.join(ROOT, 'README.rst')
 VENV_BIN = os.path.join(ROOT, '.venv', 'bin')
-KINDS = ('quickstart', 'run', 'output', 'python', 'config', 'skip')
+KINDS = ('quickstart', 'run', 'output', 'figures', 'python', 'config',
+         'skip')
+#: The kinds that judge the output of the commands run before them.
+OUTPUT_KINDS = ('output', 'figures')
+#: A number in a ``figures`` line: 7, 12,137, 0.25 (a sign is text).
+NUMBER = re.compile(r'\d+(?:,\d{3})*(?:\.\d+)?')
 COMMAND_TIMEOUT = 1800
 
 Block = collections.namedtuple('Block', ['kind', 'argument', 'text', 'line'])
@@ -153,6 +168,47 @@ def output_matches(expected, actual):
     return None
 
 
+def _figure_pattern(line):
+    """A regular expression for a figures line: each number a group."""
+    pieces = []
+    for piece in _fold(line).split('...'):
+        parts, start = [], 0
+        for number in NUMBER.finditer(piece):
+            parts.append(re.escape(piece[start:number.start()]))
+            parts.append('(%s)' % NUMBER.pattern)
+            start = number.end()
+        parts.append(re.escape(piece[start:]))
+        pieces.append(''.join(parts))
+    return '.*'.join(pieces)
+
+
+def figures_match(expected, actual):
+    """Every line of ``expected`` in ``actual``, in order, numbers free.
+
+    :returns: ``(pairs, missing)``: for each line found, README's line,
+        the line as measured and whether their numbers are the same; and
+        None, or the first expected line not found
+    """
+    remaining = [_fold(line) for line in actual.splitlines()]
+    position = 0
+    pairs = []
+    for line in expected.splitlines():
+        if not line.strip():
+            continue
+        pattern = _figure_pattern(line)
+        for at in range(position, len(remaining)):
+            found = re.search(pattern, remaining[at])
+            if found:
+                position = at + 1
+                said = NUMBER.findall(_fold(line))
+                pairs.append((_fold(line), found.group(0),
+                              list(found.groups()) == said))
+                break
+        else:
+            return pairs, line
+    return pairs, None
+
+
 def environment():
     env = dict(os.environ)
     env['PATH'] = VENV_BIN + os.pathsep + env.get('PATH', '')
@@ -206,7 +262,7 @@ def run(found, words=(), out=sys.stdout):
         out.flush()
 
     for block in found:
-        if words and block.kind != 'output' and not any(
+        if words and block.kind not in OUTPUT_KINDS and not any(
                 word in block.text for word in words):
             last_ran = False
             continue
@@ -230,6 +286,29 @@ def run(found, words=(), out=sys.stdout):
                 report(False, 'output as README shows (line %d)'
                        % block.line, 0, ': no line matches %r; it printed:'
                        '\n%s' % (missing, last_output))
+            continue
+        if block.kind == 'figures':
+            if not last_ran:
+                continue
+            pairs, missing = figures_match(block.text, last_output or '')
+            what = 'figures README quotes (line %d%s)' % (
+                block.line, ', %s' % block.argument if block.argument
+                else '')
+            if missing is None:
+                passed += 1
+                report(True, what, 0, ', beside this run\'s:')
+            else:
+                failed += 1
+                report(False, what, 0, ': no line matches %r; it printed:'
+                       '\n%s' % (missing, last_output))
+            for said, measured, same in pairs:
+                if same:
+                    out.write('       README says, measured too: %s\n'
+                              % said)
+                else:
+                    out.write('       README says: %s\n'
+                              '       measured:    %s\n' % (said, measured))
+            out.flush()
             continue
         if block.kind in ('python', 'config'):
             proc, seconds = (_python if block.kind == 'python' else
