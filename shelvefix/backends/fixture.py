@@ -274,3 +274,41 @@ class PlacementFixture(fixtures.Fixture):
         if resp.status_code != 200:
             raise PlacementFixtureError('Setting traits of %s' % uuid, resp)
         return resp.json()['resource_provider_generation']
+
+    def delete_provider(self, uuid, attempts=5):
+        """Delete a provider and every allocation held against it.
+
+        Placement refuses to delete a provider that has allocations (409),
+        so each consumer's allocations go first (``DELETE
+        /allocations/{consumer}``, all of that consumer's), then the
+        provider. A consumer that claims the provider meanwhile makes the
+        provider's delete fail; it is tried again, ``attempts`` times in
+        all. What was already gone counts as deleted, so a run that was
+        cut short anywhere can always be cleaned up with this.
+
+        :param uuid: the provider uuid.
+        :returns: True if the provider was deleted, False if placement did
+            not know it.
+        :raises PlacementFixtureError: placement refused a request, or the
+            provider still had allocations after ``attempts`` tries.
+        """
+        url = '/resource_providers/%s' % uuid
+        for _attempt in range(attempts):
+            resp = self.admin_adapter.get(url + '/allocations')
+            if resp.status_code == 404:
+                return False
+            if resp.status_code != 200:
+                raise PlacementFixtureError(
+                    'Reading allocations of %s' % uuid, resp)
+            for consumer in resp.json()['allocations']:
+                gone = self.admin_adapter.delete('/allocations/%s'
+                                                 % consumer)
+                if gone.status_code not in (204, 404):
+                    raise PlacementFixtureError(
+                        'Deleting allocations of %s' % consumer, gone)
+            resp = self.admin_adapter.delete(url)
+            if resp.status_code in (204, 404):
+                return resp.status_code == 204
+            if resp.status_code != 409:
+                break
+        raise PlacementFixtureError('Deleting provider %s' % uuid, resp)

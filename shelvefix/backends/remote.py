@@ -83,6 +83,10 @@ class RemotePlacementFixture(fixture.PlacementFixture):
         """
         try:
             resp = self.adapter.get('/', raise_exc=False)
+        except ks_exc.ConnectTimeout as e:
+            raise backends.BackendUnavailable(
+                'placement at %s did not answer within %s s ([placement] '
+                'timeout): %s' % (self.endpoint, self.session.timeout, e))
         except ks_exc.ClientException as e:
             raise backends.BackendUnavailable(
                 'cannot reach placement at %s: %s' % (self.endpoint, e))

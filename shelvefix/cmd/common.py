@@ -42,6 +42,15 @@ def add_free_argument(parser, default):
              '(default: %s)' % default)
 
 
+def add_progress_argument(parser):
+    """``--progress``: redraw the progress line even off a terminal."""
+    parser.add_argument(
+        '--progress', action='store_true',
+        help='redraw a progress bar on stderr even when it is not a '
+             'terminal (elsewhere a plain progress line is written every '
+             '%d s)' % Progress.EVERY)
+
+
 def add_json_argument(parser):
     """``--json``: print the results as one JSON document."""
     parser.add_argument('--json', action='store_true',
@@ -119,10 +128,38 @@ def load_conf(config_files):
     from oslo_config import cfg
 
     from shelvefix import conf
+    for path in config_files:
+        check_text_file(path, '--config-file %s' % path)
     try:
         return conf.load_config_files(config_files)
-    except cfg.Error as e:
+    except (cfg.Error, OSError, UnicodeError) as e:
         raise CommandError('bad configuration: %s' % e) from e
+
+
+def check_text_file(path, what):
+    """Refuse a file that cannot be read as UTF-8 text, before any work.
+
+    :param what: how the message names the file, e.g. ``--config-file
+        nova.conf``
+    :raises CommandError: naming the file and what is wrong with it
+    """
+    try:
+        with open(path, 'rb') as f:
+            data = f.read()
+    except FileNotFoundError:
+        raise CommandError('%s: no such file' % what)
+    except IsADirectoryError:
+        raise CommandError('%s: is a directory, not a file' % what)
+    except OSError as e:
+        raise CommandError('%s: cannot be read: %s' % (what, e.strerror))
+    if b'\0' in data:
+        raise CommandError('%s: not a text file (it holds a NUL byte at '
+                           'offset %d)' % (what, data.index(b'\0')))
+    try:
+        data.decode('utf-8')
+    except UnicodeDecodeError as e:
+        raise CommandError('%s: not UTF-8 text (byte 0x%02x at offset %d)'
+                           % (what, data[e.start], e.start))
 
 
 def make_backend(name, config_files):

@@ -18,37 +18,83 @@
     K servers x M cycles under real concurrency
     (:mod:`shelvefix.cmd.stress`).
 
-Each module offers ``HELP``, ``add_arguments(parser)`` and ``run(args, out,
-err)``, and imports what its run needs only when it runs. A problem the
-user can fix is raised as :class:`~shelvefix.cmd.common.CommandError` and
-printed here as one line, with exit status 2.
+Each module offers ``HELP`` (one line), ``DESCRIPTION`` (plain-text
+paragraphs for ``--help``), ``add_arguments(parser)`` and ``run(args, out,
+err)``, and imports what its run needs only when it runs.
+
+Exit statuses mean one thing each, for every command (:data:`EXIT_TEXT`):
+0 and 1 are the command's verdict, 2 says it could not run (a problem the
+user can fix is raised as :class:`~shelvefix.cmd.common.CommandError`;
+anything else is reported the same way, as one line, the traceback shown
+only with ``--debug``), 130 and 143 an interrupt (SIGINT, SIGTERM: the run
+cleans up first, see :mod:`shelvefix.cmd.interrupt`), 141 a reader that
+went away (``| head``), as for other Unix tools.
 """
 
 import argparse
 import importlib
 import logging
 import os
+import signal
 import sys
+import textwrap
+import traceback
 
 from shelvefix.cmd import common
+from shelvefix.cmd import interrupt
 
 COMMANDS = ('race', 'timeline', 'contract', 'check', 'faults', 'stress')
-DEBUG_HELP = ('log what the library does (DEBUG and up) to stderr; by '
-              'default logs are off, the races produce expected warnings')
+DEBUG_HELP = ('log what the library does (DEBUG and up) to stderr, and '
+              'show the traceback of an unexpected error; by default logs '
+              'are off, the races produce expected warnings')
+#: What 141 means: the status a shell reports for a process that SIGPIPE
+#: ended, as ``yes | head -1`` does.
+EXIT_BROKEN_PIPE = 128 + signal.SIGPIPE
+EXIT_TEXT = ('Exit status: 0 and 1 are the verdict given above; 2 means '
+             'the command could not run (bad input, an unreadable file, a '
+             'service that cannot be reached or does not answer in time); '
+             '130 and 143 mean it was interrupted (SIGINT, SIGTERM) and '
+             'cleaned up; 141 that its output was closed.')
 
 
 def _description(module):
-    # The paragraph after the module docstring's title.
-    paragraphs = module.__doc__.split('\n\n')
-    return ' '.join(paragraphs[1].split()) if len(paragraphs) > 1 else None
+    """``--help``'s text: the command's paragraphs and the exit statuses."""
+    paragraphs = list(module.DESCRIPTION) + [EXIT_TEXT]
+    return '\n\n'.join(textwrap.fill(' '.join(p.split()), 79)
+                       for p in paragraphs)
+
+
+class _Parser(argparse.ArgumentParser):
+    """An argument parser that reports a usage error in one line.
+
+    The line names the command whose option was wrong (an option unknown
+    to the command is reported by the command, not the top level) and
+    where its usage is.
+    """
+
+    commands = {}
+
+    def error(self, message):
+        self.exit(2, '%s: error: %s (see %s --help)\n'
+                  % (self.prog, message, self.prog))
+
+    def parse_args(self, args=None, namespace=None):
+        args, extras = self.parse_known_args(args, namespace)
+        if extras:
+            # An option the command does not know: say so with the
+            # command's usage, not the top level's.
+            command = self.commands.get(getattr(args, 'command', None),
+                                        self)
+            command.error('unrecognized arguments: %s' % ' '.join(extras))
+        return args
 
 
 def build_parser():
     """The argument parser, with a subparser per command."""
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog='shelvefix',
         description='Nova bug 1798688: the shelve-offload / unshelve '
-                    'allocation race, reproduced and checked.')
+                    'allocation race, reproduced and checked. ' + EXIT_TEXT)
     parser.add_argument('--debug', action='store_true', help=DEBUG_HELP)
     # --debug after the command too; SUPPRESS keeps the subparser from
     # resetting what was given before it.
@@ -57,13 +103,16 @@ def build_parser():
                                 default=argparse.SUPPRESS, help=DEBUG_HELP)
     sub = parser.add_subparsers(dest='command', metavar='COMMAND')
     sub.required = True
+    parser.commands = {}
     for name in COMMANDS:
         module = importlib.import_module('shelvefix.cmd.%s' % name)
-        command = sub.add_parser(name, help=module.HELP,
-                                 description=_description(module),
-                                 parents=[common_options])
+        command = sub.add_parser(
+            name, help=module.HELP, description=_description(module),
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+            parents=[common_options])
         module.add_arguments(command)
         command.set_defaults(func=module.run)
+        parser.commands[name] = command
     return parser
 
 
@@ -78,26 +127,55 @@ def setup_logging(debug):
         root.addHandler(logging.NullHandler())
 
 
+def _quiet_stdout():
+    # Keep Python from complaining when it flushes a closed stdout on exit.
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+
+
+def _line_buffered(stream):
+    # Lines reach a pipe as they are written, not when the run ends.
+    reconfigure = getattr(stream, 'reconfigure', None)
+    if reconfigure is not None:
+        try:
+            reconfigure(line_buffering=True)
+        except (OSError, ValueError):
+            pass
+
+
 def main(argv=None, out=None, err=None):
     """Console script entry point; returns the exit status."""
     argv = list(sys.argv[1:] if argv is None else argv)
     out = out or sys.stdout
     err = err or sys.stderr
+    _line_buffered(out)
     args = build_parser().parse_args(argv)
     setup_logging(args.debug)
+    prefix = 'shelvefix %s: ' % args.command
     try:
-        return args.func(args, out, err)
+        with interrupt.handled():
+            return args.func(args, out, err)
+    except interrupt.Interrupted as e:
+        err.write('%sinterrupted by %s; what the run had started is '
+                  'stopped and what it created in placement deleted\n'
+                  % (prefix, e.name))
+        return e.exit_status
     except BrokenPipeError:
-        # The reader went away (``| head``): stop quietly, and keep Python
-        # from complaining when it flushes stdout on exit.
+        # The reader went away (``| head``): stop quietly.
         if out is sys.stdout:
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 1
+            _quiet_stdout()
+        return EXIT_BROKEN_PIPE
     except Exception as e:
         text = common.problem(e)
         if text is None:
-            raise
-        err.write('shelvefix %s: %s\n' % (args.command, common.one_line(text)))
+            if args.debug:
+                traceback.print_exc(file=err)
+            text = ('unexpected error, a bug in shelvefix: %s: %s (run '
+                    'with --debug for the traceback)'
+                    % (type(e).__name__, e))
+        err.write(prefix + common.one_line(text) + '\n')
         return 2
 
 

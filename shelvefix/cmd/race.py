@@ -18,6 +18,25 @@ from shelvefix import race
 
 HELP = ('explore every interleaving of shelve-offload and unshelve on the '
         'real code and count the outcomes (the main job)')
+DESCRIPTION = (
+    'Runs the library\'s real code (compute manager, resource tracker, '
+    'conductor, scheduler and report client) in real threads, pausing '
+    'each actor before every access to shared state, and explores every '
+    'interleaving of those steps against a placement backend: one run per '
+    'class of equivalent interleavings (optimal dynamic partial order '
+    'reduction), or every interleaving with --no-reduce. It prints a table '
+    'of outcomes per cell (code variant, way of freeing allocations) and '
+    'the first counterexample of each bad outcome as a timeline.',
+    'Scenarios: offload-unshelve (the default; bug 1798688), '
+    'unshelve-periodic (bugs 2025480 and 1862633), lifecycle (the whole '
+    'shelve/unshelve lifecycle on two hosts) or all. Each runs the '
+    'corrected code and the code before each fix (derived by rewriting the '
+    'corrected code).',
+    'Verdict: 0 if the corrected code shows no bad outcome in any '
+    'interleaving explored (or, with --random, in any run), 1 if it shows '
+    'one. When only pre-fix variants are chosen, no verdict on the '
+    'corrected code is given and the status is 0.',
+)
 
 
 def add_arguments(parser):
@@ -65,17 +84,15 @@ def add_arguments(parser):
         '--random', type=int, metavar='N',
         help='instead of exploring, make N uncontrolled runs per cell with '
              'real threads and real timing')
-    parser.add_argument('--seed', type=int, default=0,
-                        help='seed for --random (default 0)')
+    parser.add_argument('--seed', type=int,
+                        help='seed of the actors\' start delays in --random '
+                             'runs (default 0)')
     parser.add_argument(
         '--diagram', metavar='FILE.md',
         help='write the first counterexample of each bad outcome as a '
              'Mermaid sequence diagram to this Markdown file')
     common.add_json_argument(parser)
-    parser.add_argument(
-        '--progress', action='store_true',
-        help='redraw a progress bar even when stderr is not a terminal '
-             '(elsewhere a plain progress line is written every 10 s)')
+    common.add_progress_argument(parser)
 
 
 def _scenarios(args):
@@ -97,27 +114,68 @@ def _label(scenario, cell):
     return '/'.join([scenario.name] + [part for part in cell if part])
 
 
+def _check_random(args):
+    """Refuse what ``--random`` (or its absence) makes meaningless."""
+    if args.random is None:
+        if args.seed is not None:
+            raise common.CommandError('--seed applies to --random runs '
+                                      'only; add --random N')
+        return
+    if args.random < 1:
+        raise common.CommandError('--random needs a positive number of runs')
+    for option, given in (('--no-reduce', args.no_reduce),
+                          ('--diagram', args.diagram),
+                          ('--workers', args.workers is not None)):
+        if given:
+            raise common.CommandError(
+                '%s applies to an exploration, not to --random runs'
+                % option)
+    args.seed = args.seed or 0
+
+
+def _check_workers(args):
+    """``--workers``: forked explorer processes, at most one per CPU."""
+    from shelvefix.explorer import parallel
+    cpus = parallel.available_cpus()
+    if args.workers is None:
+        args.workers = cpus if args.backend == backends.DOUBLE else 1
+        return
+    if args.workers < 1:
+        raise common.CommandError('--workers needs a positive number')
+    if args.workers > 1 and args.backend != backends.DOUBLE:
+        raise common.CommandError(
+            '--workers %d needs --backend double: worker processes are '
+            'forked, and the %s backend\'s connections cannot be shared '
+            'with them' % (args.workers, args.backend))
+    if args.workers > cpus:
+        raise common.CommandError(
+            '--workers %d: this machine lets the search use %d CPU(s), and '
+            'more workers than CPUs only slow it down; use at most %d'
+            % (args.workers, cpus, cpus))
+
+
+def _check_variants(args):
+    """Every ``--variant`` given must be one of a chosen scenario's."""
+    known = set(cell.variant for scenario in _scenarios(args)
+                for cell in scenario.cells(ghost=args.ghost))
+    for variant in args.variant or ():
+        if variant not in known:
+            raise common.CommandError(
+                '--variant %s is not a variant of --scenario %s (it has: '
+                '%s)' % (variant, args.scenario, ', '.join(
+                    v for v in race.VARIANTS if v in known)))
+
+
 def run(args, out, err):
     """Run the command; returns the exit status.
 
     :raises CommandError: for what the user can fix
     """
-    if args.random is not None and args.random < 1:
-        raise common.CommandError('--random needs a positive number of runs')
+    _check_random(args)
     if args.diagram:
         common.check_writable(args.diagram)
-    if args.workers is not None:
-        if args.workers < 1:
-            raise common.CommandError('--workers needs a positive number')
-        if args.workers > 1 and args.backend != backends.DOUBLE:
-            raise common.CommandError(
-                '--workers %d needs --backend double: worker processes are '
-                'forked, and the %s backend\'s connections cannot be shared '
-                'with them' % (args.workers, args.backend))
-    else:
-        from shelvefix.explorer import parallel
-        args.workers = (parallel.available_cpus()
-                        if args.backend == backends.DOUBLE else 1)
+    _check_workers(args)
+    _check_variants(args)
     if args.ghost and args.backend == backends.REMOTE:
         raise common.CommandError('--ghost needs a placement this process '
                                   'can fail inside: the double or real')
@@ -144,6 +202,13 @@ def _run_explore(args, placement, out, err):
     from shelvefix.race import report
     done = []
     for scenario in _scenarios(args):
+        if not _cells(args, scenario):
+            continue
+        if not args.json:
+            # The heading now, so that a reader sees what is running.
+            out.write('%sshelvefix race: %s\non %s\n\n' % (
+                '\n' if done else '', scenario.title,
+                backends.DESCRIPTIONS[args.backend]))
         results = []
         for cell in _cells(args, scenario):
             progress = common.Progress(err, _label(scenario, cell),
@@ -154,8 +219,9 @@ def _run_explore(args, placement, out, err):
                 workers=args.workers)
             progress.finish()
             results.append(report.summarise(cell, exploration))
-        if results:
-            done.append((scenario, results))
+        done.append((scenario, results))
+        if not args.json:
+            _print_exploration(args, scenario, results, out)
     if args.diagram:
         with open(args.diagram, 'w') as f:
             f.write(''.join(
@@ -174,13 +240,8 @@ def _run_explore(args, placement, out, err):
         _write_json(out, data, backend=args.backend,
                     reduced=not args.no_reduce, corrected_is_clean=clean,
                     workers=args.workers)
-    else:
-        for index, (scenario, results) in enumerate(done):
-            if index:
-                out.write('\n')
-            _print_exploration(args, scenario, results, out)
-        if args.diagram:
-            out.write('Diagrams written to %s\n' % args.diagram)
+    elif args.diagram:
+        out.write('Diagrams written to %s\n' % args.diagram)
     return 0 if clean else 1
 
 
@@ -204,8 +265,6 @@ def _actors(scenario, results):
 
 def _print_exploration(args, scenario, results, out):
     from shelvefix.race import report
-    out.write('shelvefix race: %s\non %s\n\n'
-              % (scenario.title, backends.DESCRIPTIONS[args.backend]))
     out.write(report.table(results, variant_column=scenario.first_column) +
               '\n\n')
     seconds = sum(r.elapsed for r in results)
@@ -221,11 +280,22 @@ def _print_exploration(args, scenario, results, out):
             out.write('First counterexample: %s: %s\n'
                       % (report.cell_text(result.cell), ', '.join(labels)))
             out.write(report.timeline(run, actors) + '\n\n')
+    out.write(_verdict_line(scenario, results, 'in any interleaving'))
+
+
+def _verdict_line(scenario, results, where):
+    """What the corrected code showed, or that it did not run."""
+    from shelvefix.race import report
+    what = ('Corrected order' if scenario.name == race.OFFLOAD_UNSHELVE
+            else 'Corrected code')
+    if not any(r.cell.variant == race.CORRECTED for r in results):
+        return ('%s: not run (only --variant %s chosen), so no verdict on '
+                'it\n' % (what, ', '.join(sorted(
+                    set(r.cell.variant for r in results)))))
     clean = report.corrected_is_clean(results)
-    out.write('Corrected %s: %s\n' % (
-        'order' if scenario.name == race.OFFLOAD_UNSHELVE else 'code',
-        'no bad outcome in any interleaving' if clean
-        else 'BAD OUTCOMES FOUND'))
+    verdict = ('no bad outcome %s' % where if clean
+               else 'BAD OUTCOMES FOUND')
+    return '%s: %s\n' % (what, verdict)
 
 
 def _run_random(args, placement, out, err):

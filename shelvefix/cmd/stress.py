@@ -15,15 +15,39 @@ from shelvefix import backends
 from shelvefix.cmd import common
 from shelvefix import race
 
+#: The most servers a run may have.
+MAX_SERVERS = 1000
+DEFAULT_SERVER_WORKERS = 2
 HELP = ('K servers x M shelve-offload/unshelve cycles with real threads '
         'against placement over real HTTP')
+DESCRIPTION = (
+    'K servers, each in its own thread, cycle between two compute hosts: '
+    'shelve-offload, poll the state, unshelve as soon as it reads '
+    'SHELVED_OFFLOADED. Nothing is paused or ordered: this is the race as '
+    'a gate run meets it. Each cycle is classified from placement itself, '
+    'and at the end every provider\'s usage is compared with what the '
+    'servers\' states say it should be.',
+    'By default placement runs as a deployment runs it: placement\'s WSGI '
+    'application under gunicorn (--server-workers processes) on 127.0.0.1 '
+    'over real HTTP, on PostgreSQL (a throwaway cluster on 127.0.0.1:5433, '
+    'installed and started by the packaged postgresql.sh if needed), a '
+    'sqlite file (--database sqlite) or a database of your own (--db-url). '
+    '--backend real or double runs in-process instead, --backend remote '
+    'against the placement of --config-file.',
+    'Verdict: 0 if the corrected order shows no bad outcome caused by '
+    'ordering and no usage was lost, 1 otherwise. Placement failing by '
+    'itself is reported, not judged.',
+)
 SERVER = 'server'
 
 
 def add_arguments(parser):
     """Add the command's options to its subparser."""
     parser.add_argument('--servers', type=int, default=4, metavar='K',
-                        help='servers cycling concurrently (default 4)')
+                        help='servers cycling concurrently (default 4, at '
+                             'most %d: each is a thread of this process, '
+                             'and its compute host\'s offload another)'
+                             % MAX_SERVERS)
     parser.add_argument('--cycles', type=int, default=10, metavar='M',
                         help='shelve-offload/unshelve cycles per server '
                              '(default 10)')
@@ -32,19 +56,19 @@ def add_arguments(parser):
         help='server (default): placement under gunicorn on 127.0.0.1 over '
              'real HTTP; real/double: in-process; remote: --config-file')
     parser.add_argument('--database', choices=('postgresql', 'sqlite'),
-                        default='postgresql',
                         help='database of --backend server (default '
                              'postgresql: a throwaway cluster on '
-                             '127.0.0.1:5433, installed if needed)')
+                             '127.0.0.1:5433, installed if needed; sqlite: '
+                             'a file in a temporary directory)')
     parser.add_argument(
         '--db-url', metavar='URL',
         help='use this existing database for --backend server instead, '
              'as a SQLAlchemy URL (postgresql+psycopg2://user:password@host'
              '/name or sqlite:////path); placement-manage db sync migrates '
              'it, and it is left in place')
-    parser.add_argument('--workers', type=int, default=2,
-                        help='gunicorn workers of --backend server '
-                             '(default 2)')
+    parser.add_argument('--server-workers', type=int, metavar='N',
+                        help='gunicorn worker processes of --backend server '
+                             '(default %d)' % DEFAULT_SERVER_WORKERS)
     common.add_config_file_argument(parser)
     parser.add_argument('--ordering', choices=race.ORDERINGS,
                         action='append',
@@ -60,15 +84,37 @@ def add_arguments(parser):
              'by this many milliseconds, as a compute host far from '
              'placement would, in both orderings (default 0: nothing is '
              'widened artificially)')
-    parser.add_argument('--seed', type=int, default=0)
+    parser.add_argument('--seed', type=int, default=0,
+                        help='seed of the servers\' random start delays '
+                             '(default 0); the operating system still '
+                             'schedules the threads, so counts vary')
     common.add_json_argument(parser)
-    parser.add_argument('--progress', action='store_true')
+    common.add_progress_argument(parser)
 
 
 def _validate(args):
-    for name in ('servers', 'cycles', 'workers'):
-        if getattr(args, name) < 1:
-            return '--%s must be at least 1' % name
+    server_options = (('--database', args.database),
+                      ('--db-url', args.db_url),
+                      ('--server-workers', args.server_workers))
+    if args.backend != SERVER:
+        for option, given in server_options:
+            if given is not None:
+                return ('%s applies to --backend server only, not to '
+                        '--backend %s' % (option, args.backend))
+    elif args.config_file:
+        return ('--config-file applies to --backend remote, real or '
+                'double: --backend server writes the configuration of the '
+                'placement it starts')
+    if args.db_url and args.database:
+        return '--db-url and --database exclude each other: give one'
+    for name in ('servers', 'cycles', 'server_workers'):
+        value = getattr(args, name)
+        if value is not None and value < 1:
+            return '--%s must be at least 1' % name.replace('_', '-')
+    if args.servers > MAX_SERVERS:
+        return ('--servers %d: at most %d (each server is a thread of this '
+                'process, and every cycle starts another)'
+                % (args.servers, MAX_SERVERS))
     if args.poll_interval <= 0:
         return '--poll-interval must be positive'
     if args.compute_latency < 0:
@@ -111,14 +157,15 @@ def _run_on_server(args, out, err):
         _check_db_url(args.db_url)
     # A server that does not start fails here, with its reason (see
     # common.problem).
-    with server.PlacementServer(database=args.database, workers=args.workers,
-                                db_url=args.db_url) as srv:
+    workers = args.server_workers or DEFAULT_SERVER_WORKERS
+    with server.PlacementServer(database=args.database or 'postgresql',
+                                workers=workers, db_url=args.db_url) as srv:
         # The server writes the [placement] file a --config-file user would
         # pass; reading it exercises the same path as --backend remote.
         with common.make_backend(backends.REMOTE,
                                  [srv.shelvefix_config]) as placement:
             where = ('placement under gunicorn (%d workers) on %s, %s'
-                     % (args.workers, srv.url, srv.database))
+                     % (workers, srv.url, srv.database))
             return _run(args, placement, where, out, err)
 
 
@@ -128,14 +175,19 @@ def _run(args, placement, where, out, err):
     orderings = args.ordering or race.ORDERINGS
     for ordering in [o for o in race.ORDERINGS if o in orderings]:
         for free in args.free or [race.DELETE]:
+            label = 'stress %s/%s' % (ordering, free)
+            setting_up = common.Progress(
+                err, label + ' set-up', total=args.servers,
+                force=args.progress, unit='servers')
             progress = common.Progress(
-                err, 'stress %s/%s' % (ordering, free),
-                total=args.servers * args.cycles, force=args.progress)
+                err, label, total=args.servers * args.cycles,
+                force=args.progress, unit='cycles')
             results.append(stress.run(
                 placement, ordering, free, args.servers, args.cycles,
                 poll_interval=args.poll_interval,
                 latency=args.compute_latency / 1000.0, seed=args.seed,
-                progress=progress))
+                progress=progress, setup_progress=setting_up))
+            setting_up.finish()
             progress.finish()
     corrected_bad = any(stress.bad(r) for r in results
                         if r.ordering == race.CORRECTED)

@@ -15,6 +15,14 @@ from shelvefix import race
 
 HELP = ('offload and unshelve one server on the embedded placement and '
         'print the ordered placement requests and saves')
+DESCRIPTION = (
+    'Shelve-offloads one server with the library\'s compute manager on an '
+    'embedded placement, unshelves it through the scheduler\'s claim, and '
+    'prints the ordered placement requests and instance saves, once for '
+    'each way of freeing allocations.',
+    'Verdict: 0 if the allocations were freed before SHELVED_OFFLOADED '
+    'became visible and the unshelve claimed a new consumer, 1 if not.',
+)
 FREE_TEXT = {race.DELETE: 'DELETE', race.GET_PUT: 'GET + PUT empty'}
 
 

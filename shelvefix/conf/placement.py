@@ -12,6 +12,10 @@ from oslo_config import cfg
 
 GROUP_NAME = 'placement'
 DEFAULT_SERVICE_TYPE = 'placement'
+#: Seconds to connect to placement and for each answer, when ``[placement]
+#: timeout`` is not set: placement answers in milliseconds, and its slowest
+#: queries (allocation candidates over thousands of providers) in seconds.
+DEFAULT_TIMEOUT = 30
 
 
 def _group():
@@ -52,6 +56,12 @@ def _adapter_opts():
     return opts
 
 
+def _session_opts():
+    opts = ks_loading.get_session_conf_options()
+    cfg.set_defaults(opts, timeout=DEFAULT_TIMEOUT)
+    return opts
+
+
 def register_own_opts(conf):
     """Register only shelvefix's own [placement] options.
 
@@ -73,7 +83,7 @@ def register_ksa_opts(conf):
     when it builds its adapter from configuration.
     """
     conf.register_group(_group())
-    for opt in (ks_loading.get_session_conf_options() +
+    for opt in (_session_opts() +
                 ks_loading.get_auth_common_conf_options() +
                 _adapter_opts()):
         try:
@@ -88,6 +98,16 @@ def register_opts(conf):
     register_ksa_opts(conf)
 
 
+def request_timeout(conf):
+    """Seconds a request to placement may take.
+
+    ``[placement] timeout``, or :data:`DEFAULT_TIMEOUT` when it is unset
+    (as with nova's own variant of the option, which has no default).
+    """
+    timeout = conf[GROUP_NAME].timeout
+    return DEFAULT_TIMEOUT if timeout is None else timeout
+
+
 def load_adapter(conf, **kwargs):
     """A keystoneauth1 ``Adapter`` for placement, from ``[placement]``.
 
@@ -97,6 +117,10 @@ def load_adapter(conf, **kwargs):
     :func:`register_ksa_opts`).
 
     :param conf: an oslo.config ``ConfigOpts``
+    Every request is bounded in time (:func:`request_timeout`): a
+    placement that accepts connections and never answers is an error
+    after that long, not a hang.
+
     :param kwargs: passed on to the adapter (``raise_exc=False``...)
     :returns: the adapter; its ``session`` is the keystoneauth1 session
     :raises keystoneauth1.exceptions.ClientException: the auth or session
@@ -104,8 +128,8 @@ def load_adapter(conf, **kwargs):
     """
     register_ksa_opts(conf)
     auth = ks_loading.load_auth_from_conf_options(conf, GROUP_NAME)
-    session = ks_loading.load_session_from_conf_options(conf, GROUP_NAME,
-                                                        auth=auth)
+    session = ks_loading.load_session_from_conf_options(
+        conf, GROUP_NAME, auth=auth, timeout=request_timeout(conf))
     return ks_loading.load_adapter_from_conf_options(
         conf, GROUP_NAME, session=session, auth=auth, **kwargs)
 
@@ -115,7 +139,7 @@ def list_opts():
     return {
         _group(): (
             placement_opts +
-            ks_loading.get_session_conf_options() +
+            _session_opts() +
             ks_loading.get_auth_common_conf_options() +
             ks_loading.get_auth_plugin_conf_options('password') +
             ks_loading.get_auth_plugin_conf_options('admin_token') +

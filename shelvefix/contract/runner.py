@@ -221,7 +221,7 @@ def compare(transcript_a, transcript_b):
     return differences
 
 
-def run_all(backends=DEFAULT_BACKENDS, names=None):
+def run_all(backends=DEFAULT_BACKENDS, names=None, progress=None):
     """Play scenarios on every backend and compare the transcripts.
 
     Each scenario is played on each backend in turn (a fresh fixture
@@ -230,6 +230,7 @@ def run_all(backends=DEFAULT_BACKENDS, names=None):
     :param backends: backend names; the first is compared with each of
         the others.
     :param names: the scenarios to play (default: all, in registry order).
+    :param progress: called with the number of scenarios played so far.
     :returns: a :class:`RunResult`.
     :raises UnknownScenario: a name is not a scenario (checked before
         anything runs).
@@ -265,4 +266,6 @@ def run_all(backends=DEFAULT_BACKENDS, names=None):
                                           ABSENT, first.backend, None))
         results.append(ScenarioResult(entry.name, entry.description,
                                       transcripts, differences))
+        if progress:
+            progress(len(results))
     return RunResult(backends, results, wall_time, request_time)

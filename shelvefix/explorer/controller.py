@@ -71,11 +71,7 @@ _FINISHED = choices.FINISHED
 
 
 class _Abort(BaseException):
-    """Unwinds an actor still paused when its run is over.
-
-    A BaseException, so that the ``except Exception`` handlers common in the
-    code under test do not mistake the end of the run for a failure.
-    """
+    """Ends an actor paused when its run is over; not an Exception."""
 
 
 #: What :meth:`Controller.step` returns.
@@ -120,8 +116,7 @@ class Controller(object):
         self.trace = self._choices.trace
         self.models = self._choices.models
         self.stuck, self.stuck_models = {}, {}
-        # Kept for compatibility: the reduction never abandons a run.
-        self.sleep_blocked = False
+        self.sleep_blocked = False  # the reduction never abandons a run
         self._threads = _threads
         # Guards the actors' states, the choices and the end of the run.
         self._lock = threading.Lock()
@@ -139,11 +134,7 @@ class Controller(object):
         self._deadline = 0.0
 
     def current_actor(self):
-        """Name the actor calling.
-
-        :returns: the actor name if called from an actor thread of this
-            controller, else None
-        """
+        """The calling actor's name (None outside this run's actors)."""
         actor = getattr(self._local, 'actor', None)
         return actor.name if actor is not None else None
 
@@ -245,6 +236,7 @@ class Controller(object):
         self._by_name = {actor.name: actor for actor in self._actors}
         self._owner = threading.get_ident()
         self._running = True
+        interrupted = False  # by Ctrl-C in this thread: see _shutdown
         try:
             for actor in self._actors:
                 self._start(actor)
@@ -252,8 +244,11 @@ class Controller(object):
                 self._scheduling = True
             self._advance()
             self._await_end()
+        except KeyboardInterrupt:
+            interrupted = True
+            raise
         finally:
-            unfinished = self._shutdown()
+            unfinished = self._shutdown(wait_running=interrupted)
             self._running = False
             if own_threads:
                 self._threads.close()
@@ -385,16 +380,19 @@ class Controller(object):
                 '(while actor %r ran); threads started by actors are not '
                 'supported' % (', '.join(self._foreign), self._current.name))
 
-    def _shutdown(self):
-        """Unwind paused actors; return those that did not end in time."""
+    def _shutdown(self, wait_running=False):
+        """Unwind paused actors (and the running one if ``wait_running``)."""
         with self._lock:
             self._aborting = True
-            paused = [actor for actor in self._actors
-                      if actor.state == _PAUSED]
-        for actor in paused:
-            actor.go.release()
-        # An actor still running has already timed out (and that error is
-        # being raised): waiting for it again would only add delay.
+            # A running actor has timed out (its error is being raised),
+            # unless the run was interrupted: then it is waited for too,
+            # so that nothing of the run acts while the caller cleans up.
+            waited = [actor for actor in self._actors
+                      if actor.state == _PAUSED or
+                      (wait_running and actor.state == _RUNNING)]
+        for actor in waited:
+            if actor.state == _PAUSED:
+                actor.go.release()
         self._wait_settled(lambda: all(actor.state == _FINISHED
-                                       for actor in paused))
-        return [actor.name for actor in paused if actor.state != _FINISHED]
+                                       for actor in waited))
+        return [actor.name for actor in waited if actor.state != _FINISHED]

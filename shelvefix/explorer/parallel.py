@@ -55,6 +55,7 @@ import multiprocessing
 import multiprocessing.connection
 import os
 import pickle
+import signal
 
 from shelvefix.explorer import choices
 from shelvefix.explorer import controller as controller_mod
@@ -96,6 +97,12 @@ def _serve(conn, program, reduce, step_timeout):
     ``b'd'`` and the subtree's prefix tell the search the subtree is over.
     The search ends a worker by terminating it.
     """
+    # A terminal's Ctrl-C reaches the whole foreground process group: the
+    # search, which stops its workers itself, handles it. SIGTERM (how the
+    # search ends a worker) must end it at once, whatever handler the
+    # search process had installed for it.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     pool = threads.ActorThreads()
     scratch = search.Exploration(reduce)
     queued, stopped = [], set()

@@ -71,12 +71,15 @@ class Result(object):
         the path that decided (empty when no path did)
     :ivar states: how many (step, state) pairs were explored
     :ivar notes: further findings worth reading (list of str)
+    :ivar unreadable: True when there was nothing to check: no such file,
+        or one that cannot be read as Python source (status UNKNOWN)
     """
 
     def __init__(self, status, reason=None, display=None, filename=None,
                  version=None, method_line=None, free=None, state=None,
-                 save=None, notes=None, path=None):
+                 save=None, notes=None, path=None, unreadable=False):
         self.status = status
+        self.unreadable = unreadable
         self.reason = reason
         self.display = display
         self.filename = filename
@@ -110,6 +113,7 @@ class Result(object):
             'witness': [dict(step._asdict()) for step in self.path],
             'states_explored': self.states,
             'notes': list(self.notes),
+            'unreadable': self.unreadable,
         }
 
     def _site_dict(self, site):
@@ -178,7 +182,7 @@ def check_path(path):
     try:
         manager = source_mod.from_path(path)
     except source_mod.SourceError as e:
-        return Result(UNKNOWN, str(e), display=path)
+        return Result(UNKNOWN, str(e), display=path, unreadable=True)
     return check_file(manager)
 
 
@@ -191,7 +195,7 @@ def check_installed(**kwargs):
     try:
         manager = source_mod.installed(**kwargs)
     except source_mod.SourceError as e:
-        return Result(UNKNOWN, str(e))
+        return Result(UNKNOWN, str(e), unreadable=True)
     return check_file(manager)
 
 
@@ -201,7 +205,8 @@ def check_file(manager):
         text = manager.read()
     except source_mod.SourceError as e:
         return Result(UNKNOWN, str(e), display=manager.display,
-                      filename=manager.filename, version=manager.version)
+                      filename=manager.filename, version=manager.version,
+                      unreadable=True)
     result = check_source(text, manager.display)
     result.filename = manager.filename
     result.version = manager.version
@@ -222,6 +227,10 @@ def check_source(text, display=source_mod.MANAGER_RELPATH,
     except SyntaxError as e:
         return Result(UNKNOWN, 'syntax error in %s line %s: %s'
                       % (display, e.lineno, e.msg), display=display)
+    except ValueError as e:
+        # What compile() refuses outright (a NUL byte, before 3.12).
+        return Result(UNKNOWN, 'not Python source: %s: %s' % (display, e),
+                      display=display, unreadable=True)
     return check_tree(tree, display, class_name)
 
 

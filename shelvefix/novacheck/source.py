@@ -68,6 +68,10 @@ class ManagerFile(object):
         except (KeyError, zipfile.BadZipFile, tarfile.TarError) as e:
             raise SourceError('cannot read %s from %s: %s'
                               % (self.member, self.filename, e))
+        if b'\0' in data:
+            raise SourceError('cannot read %s: not Python source (a NUL '
+                              'byte at offset %d)'
+                              % (self.filename, data.index(b'\0')))
         try:
             return data.decode('utf-8')
         except UnicodeDecodeError as e:
@@ -115,7 +119,18 @@ def from_path(path):
             return from_archive(path)
         return ManagerFile(path, path)
     if not os.path.isdir(path):
-        raise SourceError('file not found: %s does not exist' % path)
+        try:
+            os.stat(path)
+        except FileNotFoundError:
+            if os.path.islink(path):
+                raise SourceError('file not found: %s is a symbolic link '
+                                  'to nothing' % path)
+            raise SourceError('file not found: %s does not exist' % path)
+        except OSError as e:
+            # A symbolic link loop, a directory that cannot be searched...
+            raise SourceError('cannot read %s: %s' % (path, e.strerror))
+        raise SourceError('cannot read %s: not a regular file or a '
+                          'directory (a device, a pipe or a socket)' % path)
     tree = os.path.join(path, MANAGER_RELPATH)
     if os.path.isfile(tree):
         return ManagerFile(tree, MANAGER_RELPATH)

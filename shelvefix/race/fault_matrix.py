@@ -223,18 +223,25 @@ def run_case(placement, free, point, kind):
         scn.cleanUp()
 
 
+def matrix(frees=race.FREE_METHODS, kinds=None):
+    """The cases to run: ``(free, point, kind)``, in order."""
+    return [(free, point, kind)
+            for free in frees for point in points(free)
+            for kind in kinds or KINDS if applies(kind, point)]
+
+
 def run_matrix(placement, frees=race.FREE_METHODS, kinds=None,
                progress=None):
-    """Every fault kind at every request point; returns the cases."""
+    """Every fault kind at every request point; returns the cases.
+
+    :param progress: called with the number of cases run so far (of
+        ``len(matrix(frees, kinds))``)
+    """
     cases = []
-    for free in frees:
-        for point in points(free):
-            for kind in kinds or KINDS:
-                if not applies(kind, point):
-                    continue
-                cases.append(run_case(placement, free, point, kind))
-                if progress:
-                    progress(len(cases))
+    for free, point, kind in matrix(frees, kinds):
+        cases.append(run_case(placement, free, point, kind))
+        if progress:
+            progress(len(cases))
     return cases
 
 

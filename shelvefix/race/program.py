@@ -25,6 +25,7 @@ read from the end state (:mod:`shelvefix.race.outcomes`).
 """
 
 import collections
+import contextlib
 import threading
 
 from shelvefix import context
@@ -98,12 +99,22 @@ class _Program(object):
 
     providers = None
 
-    def close(self):
-        """Delete the providers the runs shared."""
+    def close(self, interrupted=False):
+        """Delete the providers the runs shared.
+
+        Every run removes what it made, so a provider left with
+        allocations is an error, unless the exploration was
+        ``interrupted`` (Ctrl-C, SIGTERM) in the middle of a run: then
+        whatever that run holds goes first (see
+        :meth:`~shelvefix.backends.fixture.PlacementFixture.delete_provider`).
+        """
         if self.providers:
             ctx = context.get_admin_context()
             for rp in self.providers:
-                self.placement.client.delete_resource_provider(ctx, rp)
+                if interrupted:
+                    self.placement.delete_provider(rp)
+                else:
+                    self.placement.client.delete_resource_provider(ctx, rp)
             self.providers = None
 
 
@@ -339,8 +350,19 @@ def explore_cell(placement, cell, reduce=True, progress=None,
         run outcomes are label tuples (see :mod:`shelvefix.race.outcomes`)
     """
     program = get_scenario(scenario_name).program(placement, cell)
-    try:
+    with closing(program):
         return explorer.explore(program, reduce=reduce, progress=progress,
                                 workers=workers)
+
+
+@contextlib.contextmanager
+def closing(program):
+    """Close ``program`` on the way out, interrupted or not."""
+    interrupted = False
+    try:
+        yield program
+    except KeyboardInterrupt:
+        interrupted = True
+        raise
     finally:
-        program.close()
+        program.close(interrupted=interrupted)

@@ -14,6 +14,10 @@ import time
 from shelvefix import explorer
 from shelvefix import race
 
+#: Seconds an interrupted run waits for its actors: more than their own
+#: timeouts (the programs give them 10 s).
+INTERRUPT_JOIN_TIMEOUT = 15.0
+
 RandomResult = collections.namedtuple('RandomResult',
                                       ['cell', 'runs', 'counts', 'elapsed'])
 
@@ -37,8 +41,17 @@ def run_threads(funcs, rng, max_start_delay, done=None):
     threads = [threading.Thread(target=target, args=pair) for pair in funcs]
     for thread in threads:
         thread.start()
-    for thread in threads:
-        thread.join()
+    try:
+        for thread in threads:
+            thread.join()
+    except KeyboardInterrupt:
+        # Interrupted: the actors cannot be stopped, but each gives up
+        # within its own timeout; let them, so that none still acts on
+        # placement while the caller cleans up.
+        deadline = time.monotonic() + INTERRUPT_JOIN_TIMEOUT
+        for thread in threads:
+            thread.join(max(0.0, deadline - time.monotonic()))
+        raise
     return results
 
 
@@ -60,13 +73,11 @@ def run_random(placement, cell, runs, seed, poll_interval=0.0005,
                                                               cell)
     counts = collections.Counter()
     start = time.monotonic()
-    try:
+    with program_mod.closing(program):
         for index in range(runs):
             for label in program.random_run(rng, poll_interval,
                                             max_start_delay):
                 counts[label] += 1
             if progress:
                 progress(index + 1)
-    finally:
-        program.close()
     return RandomResult(cell, runs, dict(counts), time.monotonic() - start)

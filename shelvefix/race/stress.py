@@ -164,11 +164,17 @@ class _Server(object):
 
 
 class Harness(object):
-    """Two compute hosts, K servers, one placement."""
+    """Two compute hosts, K servers, one placement.
 
-    def __init__(self, placement, ordering, free, servers):
+    Nothing is created until :meth:`set_up`; :meth:`clean_up` removes
+    whatever was, however far :meth:`set_up` or the run got.
+    """
+
+    def __init__(self, placement, ordering, free):
         self.placement = placement
         self.client = placement.client
+        self.ordering = ordering
+        self.free = free
         self.store = instance_obj.InstanceStore()
         self.compute_ctx = context.RequestContext(
             request_id=COMPUTE_REQUEST_PREFIX + uuidutils.generate_uuid())
@@ -177,19 +183,32 @@ class Harness(object):
             request_id='req-scheduler-%s' % uuidutils.generate_uuid())
         suffix = uuidutils.generate_uuid()[:8]
         self.hosts = ['stress-a-' + suffix, 'stress-b-' + suffix]
+        self.providers = {}
+        self.managers = {}
+        self.servers = []
+
+    def set_up(self, servers, progress=None):
+        """Both hosts' providers, then ``servers`` servers on them.
+
+        :param progress: called with the number of servers made so far
+        """
         capacity = {rc: amount * servers * 2
                     for rc, amount in FLAVOR.resources.items()}
-        self.providers = {host: placement.create_provider(
-            host, inventory=capacity) for host in self.hosts}
+        for host in self.hosts:
+            self.providers[host] = self.placement.create_provider(
+                host, inventory=capacity)
         self.managers = {
-            host: variants.compute_manager(ordering)(
+            host: variants.compute_manager(self.ordering)(
                 host=host, reportclient=self.client,
                 rt=resource_tracker.ResourceTracker(
                     host, reportclient=self.client,
-                    force_delete_allocations=free == race.DELETE,
+                    force_delete_allocations=self.free == race.DELETE,
                     store=self.store))
             for host in self.hosts}
-        self.servers = [_Server(self, i) for i in range(servers)]
+        for index in range(servers):
+            self.servers.append(_Server(self, index))
+            if progress:
+                progress(index + 1)
         for host, manager in self.managers.items():
             manager.rt.update_available_resource(self.compute_ctx, host)
 
@@ -212,33 +231,62 @@ class Harness(object):
                 for host, rp in self.providers.items()}
 
     def clean_up(self):
+        """Free every server's allocations, then delete the providers.
+
+        The providers go with whatever still holds them: after an
+        interrupt a cycle may have been cut short between a claim and the
+        server's record of it.
+        """
         for server in self.servers:
             self.client.delete_allocation_for_instance(
                 self.compute_ctx, server.uuid, force=True)
         for rp in self.providers.values():
-            self.client.delete_resource_provider(self.compute_ctx, rp)
+            self.placement.delete_provider(rp)
+
+
+#: Seconds an interrupted run waits for the cycles under way to end (each
+#: cycle's waits are bounded by its 30 s unshelve timeout).
+INTERRUPT_JOIN_TIMEOUT = 60.0
+
+
+def _stop(threads, stop):
+    """Start no more cycles and wait (bounded) for those under way."""
+    stop.set()
+    deadline = time.monotonic() + INTERRUPT_JOIN_TIMEOUT
+    for thread in threads:
+        if thread.ident is not None:
+            thread.join(max(0.0, deadline - time.monotonic()))
 
 
 def run(placement, ordering, free, servers, cycles, poll_interval=0.005,
-        latency=0.0, seed=0, progress=None):
+        latency=0.0, seed=0, progress=None, setup_progress=None):
     """Run K × M cycles of one ordering; returns a :class:`StressResult`.
+
+    An interrupt (``KeyboardInterrupt``) lets the cycles under way finish,
+    starts no more, and removes everything the run made before it is
+    raised on.
 
     :param placement: a set-up placement fixture (any backend)
     :param poll_interval: seconds between the API client's status polls
     :param latency: extra seconds before each of compute's placement
         requests (the optional knob; 0 by default)
+    :param progress: called with the number of cycles done
+    :param setup_progress: called with the number of servers made
     """
     session = placement.session.session
     if latency:
         session.mount(placement.endpoint,
                       _ComputeLatencyTransport(placement.transport, latency))
-    harness = Harness(placement, ordering, free, servers)
+    harness = Harness(placement, ordering, free)
     counts = collections.Counter()
     lock = threading.Lock()
+    stop = threading.Event()
     done = [0]
 
     def worker(server, rng):
         for _ in range(cycles):
+            if stop.is_set():
+                return
             labels = server.cycle(poll_interval, rng)
             with lock:
                 counts.update(labels)
@@ -246,11 +294,13 @@ def run(placement, ordering, free, servers, cycles, poll_interval=0.005,
                 if progress:
                     progress(done[0])
 
-    threads = [threading.Thread(target=worker,
-                                args=(s, random.Random(seed * 1000 + i)))
-               for i, s in enumerate(harness.servers)]
-    start = time.monotonic()
+    threads = []
     try:
+        harness.set_up(servers, progress=setup_progress)
+        threads.extend(threading.Thread(
+            target=worker, args=(s, random.Random(seed * 1000 + i)))
+            for i, s in enumerate(harness.servers))
+        start = time.monotonic()
         for thread in threads:
             thread.start()
         for thread in threads:
@@ -258,6 +308,9 @@ def run(placement, ordering, free, servers, cycles, poll_interval=0.005,
         elapsed = time.monotonic() - start
         expected = harness.expected_usage()
         actual = harness.actual_usage()
+    except KeyboardInterrupt:
+        _stop(threads, stop)
+        raise
     finally:
         if latency:
             session.mount(placement.endpoint, placement.transport)

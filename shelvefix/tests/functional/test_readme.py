@@ -7,6 +7,7 @@ in this process's interpreter, and each configuration example loads.
 """
 
 import importlib.util
+import io
 import os
 import subprocess
 import sys
@@ -41,7 +42,7 @@ class ReadmeTestCase(testtools.TestCase):
         commands = self.readme.quickstart(self.blocks)
         self.assertEqual(2, len(commands))
         self.assertTrue(commands[0].endswith('shelvefix race'))
-        self.assertTrue(commands[1].endswith('tox -e py3'))
+        self.assertTrue(commands[1].endswith('tox -e py3,functional'))
         for command in commands:
             # A distribution's python3 refuses pip outside a virtualenv.
             self.assertTrue(command.startswith('python3 -m venv .venv && '))
@@ -82,3 +83,31 @@ class ReadmeTestCase(testtools.TestCase):
         self.assertIsNone(match('a  b\n...d', 'x a b y\nc\nd e'))
         # In order: after 'd', no 'a' follows.
         self.assertEqual('a', match('d\na', 'a\nd'))
+
+    def test_figures_matching(self):
+        match = self.readme.figures_match
+        # Numbers are fields: the text around them must match, in order.
+        pairs, missing = match(
+            'total 4.9x (12,137 lines)\nruns in 7.9 s. ...',
+            'x\ntotal   11.5x (12,140 lines)\n800 runs in 8.0 s. The seed')
+        self.assertIsNone(missing)
+        self.assertEqual(
+            [('total 4.9x (12,137 lines)', 'total 11.5x (12,140 lines)',
+              False),
+             ('runs in 7.9 s. ...', 'runs in 8.0 s. The seed', False)],
+            pairs)
+        self.assertEqual([('a 1 b', 'a 1 b', True)],
+                         match('a 1 b', 'a 1 b')[0])
+        # A number never matches missing text, nor text a number.
+        self.assertEqual('a 1 b', match('a 1 b', 'a b')[1])
+        self.assertEqual('a b', match('a b', 'a 1 b')[1])
+
+    def test_figures_are_printed_never_judged(self):
+        readme = self.readme.blocks(
+            '.. ci: run\n\n::\n\n    echo "ratio 11.5x"\n\n'
+            '.. ci: figures measured on 2 cores\n\n::\n\n    ratio 4.9x\n')
+        out = io.StringIO()
+        self.assertEqual((2, 0, 0), self.readme.run(readme, out=out))
+        self.assertIn('README says: ratio 4.9x\n', out.getvalue())
+        self.assertIn('measured:    ratio 11.5x\n', out.getvalue())
+        self.assertTrue(any(b.kind == 'figures' for b in self.blocks))

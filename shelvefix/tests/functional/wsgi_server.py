@@ -13,6 +13,10 @@ class _QuietHandler(wsgiref.simple_server.WSGIRequestHandler):
 
 class _ThreadingServer(wsgiref.simple_server.WSGIServer):
     daemon_threads = True
+    # socketserver listens with a backlog of 5: a burst of concurrent
+    # clients (a stress run's servers) would have connections dropped and
+    # retried until they time out.
+    request_queue_size = 128
 
 
 class WSGIServerFixture(fixtures.Fixture):

@@ -54,12 +54,6 @@ class TransportTestCase(base.TestCase):
         server.handle_one()
         self.assertEqual('n3', endpoint.calls[1][1]['node'])
 
-    def test_receive_waits_gives_up_or_times_out(self):
-        self.assertRaises(rpc.NothingToReceive, self.transport.receive,
-                          'compute', 'h', give_up=lambda: True)
-        self.assertRaises(TimeoutError, self.transport.receive, 'compute',
-                          'h', timeout=0.01)
-
     def test_interceptor_sees_casts_and_guarded_receives(self):
         seen = []
 

@@ -143,7 +143,8 @@ class StressCommandTestCase(base.TestCase):
                             'mine.db')
         rc, out, err = self.run_main(
             'stress', '--db-url', 'sqlite:///%s' % path, '--servers', '1',
-            '--cycles', '2', '--ordering', 'corrected', '--workers', '1')
+            '--cycles', '2', '--ordering', 'corrected',
+            '--server-workers', '1')
         self.assertEqual(0, rc, err)
         self.assertIn('on http://127.0.0.1:', out)
         self.assertIn(', sqlite\n', out)

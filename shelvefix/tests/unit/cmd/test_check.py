@@ -9,6 +9,7 @@ import fixtures
 import testtools
 
 from shelvefix.cmd import main
+from shelvefix.novacheck import check
 from shelvefix.novacheck import source
 from shelvefix.tests.unit.novacheck import shapes
 
@@ -62,24 +63,55 @@ class CheckCommandTestCase(testtools.TestCase):
                          (data['status'], data['exit_code'], data['file'],
                           data['path']))
 
-    def test_cannot_tell_exits_2_with_the_reason(self):
+    def test_missing_path_exits_2_with_one_line_on_stderr(self):
         missing = os.path.join(self.root, 'nowhere')
-        rc, out, _err = self.run_check(missing)
+        rc, out, err = self.run_check(missing)
+        self.assertEqual((2, ''), (rc, out))
+        self.assertEqual('shelvefix check: file not found: %s does not '
+                         'exist\n' % missing, err)
+        rc, out, err = self.run_check('--json', missing)
         self.assertEqual(2, rc)
-        self.assertEqual('CANNOT TELL: file not found: %s does not exist\n'
-                         % missing, out)
-        rc, out, _err = self.run_check('--json', missing)
-        self.assertEqual(2, rc)
-        self.assertEqual('unknown', json.loads(out)['status'])
+        data = json.loads(out)
+        self.assertEqual(('unknown', True),
+                         (data['status'], data['unreadable']))
+        self.assertIn('does not exist', err)
 
     def test_unreadable_file(self):
         path = self.tree('')
         with open(path, 'wb') as f:
             f.write(b'# \xff\n')
-        rc, out, _err = self.run_check(path)
-        self.assertEqual(2, rc)
-        self.assertIn('CANNOT TELL: cannot read %s: not UTF-8' % path, out)
-        self.assertTrue(out.startswith(path + '\n'))
+        rc, out, err = self.run_check(path)
+        self.assertEqual((2, ''), (rc, out))
+        self.assertIn('shelvefix check: cannot read %s: not UTF-8' % path,
+                      err)
+
+    def test_nul_byte_is_not_a_verdict(self):
+        # compile() refuses NUL bytes with a ValueError: once a traceback
+        # and exit 1, which means LEGACY ORDER.
+        path = self.tree(shapes.rocky_fixed() + '\0\n')
+        rc, out, err = self.run_check(path)
+        self.assertEqual((2, ''), (rc, out))
+        self.assertEqual('shelvefix check: cannot read %s: not Python source '
+                         '(a NUL byte at offset %d)\n'
+                         % (path, len(shapes.rocky_fixed())), err)
+
+    def test_nul_byte_in_source_text(self):
+        result = check.check_source('x = 1\0\n', 'manager.py')
+        self.assertEqual((check.UNKNOWN, True),
+                         (result.status, result.unreadable))
+        self.assertIn('not Python source: manager.py', result.reason)
+
+    def test_device_and_symlink_loop(self):
+        loop = os.path.join(self.root, 'loop')
+        os.symlink(loop + '2', loop)
+        os.symlink(loop, loop + '2')
+        for path, expected in (
+                (os.devnull, 'not a regular file or a directory'),
+                (loop, 'cannot read %s: ' % loop)):
+            rc, out, err = self.run_check(path)
+            self.assertEqual((2, ''), (rc, out))
+            self.assertIn(expected, err)
+            self.assertNotIn('does not exist', err)
 
     def test_installed(self):
         path = self.tree(shapes.modern_legacy())
@@ -94,10 +126,10 @@ class CheckCommandTestCase(testtools.TestCase):
         with mock.patch.object(source, 'installed', side_effect=(
                 source.SourceError('file not found: nova is not installed '
                                    'for /usr/bin/python3'))):
-            rc, out, _err = self.run_check('--installed')
-        self.assertEqual(2, rc)
-        self.assertEqual('CANNOT TELL: file not found: nova is not installed '
-                         'for /usr/bin/python3\n', out)
+            rc, out, err = self.run_check('--installed')
+        self.assertEqual((2, ''), (rc, out))
+        self.assertEqual('shelvefix check: file not found: nova is not '
+                         'installed for /usr/bin/python3\n', err)
 
     def test_path_or_installed_exactly_once(self):
         for argv in ((), ('--installed', self.root)):

@@ -71,7 +71,8 @@ class ContractCommandTestCase(testtools.TestCase):
             'double: 0.41 s  real: 6.20 s  (real/double 15.1x)\n'
             'requests only: double 0.20 s  real 3.10 s  (real/double '
             '15.1x)\n', out)
-        self.run_all.assert_called_once_with(('double', 'real'), None)
+        self.run_all.assert_called_once_with(('double', 'real'), None,
+                                             progress=mock.ANY)
 
     def test_disagreement(self):
         self.run_all.return_value = _result(disagree=True)
@@ -118,7 +119,11 @@ class ContractCommandTestCase(testtools.TestCase):
         self.assertEqual(0, rc)
         self.run_all.assert_called_once_with(
             ('double', 'real'), ['allocations_delete',
-                                 'allocations_get_known'])
+                                 'allocations_get_known'],
+            progress=mock.ANY)
+        # Progress on stderr counts the scenarios that will run.
+        progress = self.run_all.call_args[1]['progress']
+        self.assertEqual((2, 'scenarios'), (progress.total, progress.unit))
 
     def test_unknown_scenario(self):
         rc, out = self.main('--scenario', 'nope')
@@ -159,7 +164,7 @@ class ContractCommandTestCase(testtools.TestCase):
     def test_placement_logs_silenced_only_while_running(self):
         logger = logging.getLogger('placement')
         seen = []
-        self.run_all.side_effect = lambda *a: (
+        self.run_all.side_effect = lambda *a, **kw: (
             seen.append((logger.propagate, list(logger.handlers))) or
             _result())
         handlers = list(logger.handlers)

@@ -1,0 +1,219 @@
+"""Bad input, command by command: one line on stderr, exit status 2.
+
+Each case is a command line the user could type, and a piece of the one
+line that must say what was wrong. Every case is refused before any work
+starts (nothing here starts a placement), so a case that is not refused
+shows up as a failure, or as a test that takes far too long.
+"""
+
+import io
+import os
+
+import fixtures
+import testscenarios
+
+from shelvefix.cmd import main
+from shelvefix.tests import base
+from shelvefix.tests.unit.novacheck import shapes
+
+load_tests = testscenarios.load_tests_apply_scenarios
+
+# Files the cases name, made in a temporary directory: {NAME} in an
+# argument is replaced by the file's path.
+FILES = {
+    'binary': b'\x7fELF\x02\x01\x01\x00\x00\x00',
+    'latin1': b'[placement]\n# caf\xe9\n',
+    'bad_value': b'[placement]\nclaim_retry_attempts = many\n',
+    'no_endpoint': b'[placement]\n',
+    'remote': (b'[placement]\nauth_type = admin_token\ntoken = admin\n'
+               b'endpoint_override = http://127.0.0.1:9\n'),
+    'nulsource': shapes.rocky_fixed().encode() + b'\0',
+    'notutf8': b'# \xff\n',
+    'tree/nova/compute/manager.py': b'class ComputeManager:\0\n',
+}
+
+CASES = [
+    # -- the top level ---------------------------------------------------
+    ('no command', [], 'the following arguments are required: COMMAND'),
+    ('unknown command', ['bogus'], "invalid choice: 'bogus'"),
+    ('debug alone', ['--debug'], 'required: COMMAND'),
+    # -- race -------------------------------------------------------------
+    ('race unknown flag', ['race', '--bogus'],
+     'shelvefix race: error: unrecognized arguments: --bogus'),
+    ('race unknown scenario', ['race', '--scenario', 'nope'],
+     "argument --scenario: invalid choice: 'nope'"),
+    ('race remote without config', ['race', '--backend', 'remote'],
+     '--backend remote needs --config-file'),
+    ('race random zero', ['race', '--random', '0'],
+     '--random needs a positive number'),
+    ('race random negative', ['race', '--random', '-3'],
+     '--random needs a positive number'),
+    ('race random not a number', ['race', '--random', 'abc'],
+     "argument --random: invalid int value: 'abc'"),
+    ('race workers zero', ['race', '--backend', 'double', '--workers', '0'],
+     '--workers needs a positive number'),
+    ('race workers off the double', ['race', '--workers', '2'],
+     '--workers 2 needs --backend double'),
+    ('race workers above the CPUs',
+     ['race', '--backend', 'double', '--workers', '500'],
+     '--workers 500: this machine lets the search use'),
+    ('race seed without random', ['race', '--seed', '3'],
+     '--seed applies to --random runs only'),
+    ('race no-reduce with random', ['race', '--random', '2', '--no-reduce'],
+     '--no-reduce applies to an exploration, not to --random'),
+    ('race diagram with random',
+     ['race', '--random', '2', '--diagram', '{tmp}/d.md'],
+     '--diagram applies to an exploration'),
+    ('race workers with random',
+     ['race', '--backend', 'double', '--random', '2', '--workers', '1'],
+     '--workers applies to an exploration'),
+    ('race variant the scenario lacks',
+     ['race', '--ordering', 'legacy', '--variant', 'pre-2025480'],
+     '--variant pre-2025480 is not a variant of --scenario '
+     'offload-unshelve'),
+    ('race ghost in lifecycle', ['race', '--scenario', 'lifecycle',
+                                 '--ghost'],
+     '--ghost applies to the offload-unshelve scenario only'),
+    ('race free in lifecycle', ['race', '--scenario', 'lifecycle', '--free',
+                                'delete'],
+     '--free applies to the offload-unshelve scenario only'),
+    ('race ghost on remote', ['race', '--backend', 'remote', '--ghost',
+                              '--config-file', '{remote}'],
+     '--ghost needs a placement this process can fail inside'),
+    ('race diagram in no directory',
+     ['race', '--diagram', '{tmp}/nowhere/d.md'], 'no directory'),
+    ('race diagram is a directory', ['race', '--diagram', '{tmp}'],
+     'it is a directory'),
+    ('race config missing', ['race', '--config-file', '{tmp}/missing.conf'],
+     'missing.conf: no such file'),
+    ('race config directory', ['race', '--config-file', '{tmp}'],
+     'is a directory, not a file'),
+    ('race config binary', ['race', '--config-file', '{binary}'],
+     'not a text file (it holds a NUL byte'),
+    ('race config latin-1', ['race', '--config-file', '{latin1}'],
+     'not UTF-8 text (byte 0xe9'),
+    ('race config bad value', ['race', '--backend', 'remote',
+                               '--config-file', '{bad_value}'],
+     'bad configuration'),
+    ('race config without endpoint', ['race', '--backend', 'remote',
+                                      '--config-file', '{no_endpoint}'],
+     'no placement endpoint'),
+    # -- stress -----------------------------------------------------------
+    ('stress no servers', ['stress', '--servers', '0'],
+     '--servers must be at least 1'),
+    ('stress too many servers', ['stress', '--servers', '100000'],
+     '--servers 100000: at most 1000'),
+    ('stress no cycles', ['stress', '--cycles', '0'],
+     '--cycles must be at least 1'),
+    ('stress no server workers', ['stress', '--server-workers', '0'],
+     '--server-workers must be at least 1'),
+    ('stress server workers in-process',
+     ['stress', '--server-workers', '2', '--backend', 'double'],
+     '--server-workers applies to --backend server only'),
+    ('stress db url in-process',
+     ['stress', '--db-url', 'sqlite:////tmp/x.db', '--backend', 'double'],
+     '--db-url applies to --backend server only'),
+    ('stress database in-process',
+     ['stress', '--database', 'sqlite', '--backend', 'real'],
+     '--database applies to --backend server only'),
+    ('stress db url and database',
+     ['stress', '--db-url', 'sqlite:////tmp/x.db', '--database', 'sqlite'],
+     '--db-url and --database exclude each other'),
+    ('stress db url not a url', ['stress', '--db-url', '::nope::'],
+     'is not a SQLAlchemy URL'),
+    ('stress db url unknown database', ['stress', '--db-url', 'oracle://x'],
+     'placement runs on postgresql, mysql or sqlite, not oracle'),
+    ('stress poll interval zero', ['stress', '--poll-interval', '0'],
+     '--poll-interval must be positive'),
+    ('stress negative latency', ['stress', '--compute-latency', '-1'],
+     '--compute-latency cannot be negative'),
+    ('stress config for the server', ['stress', '--config-file',
+                                      '{remote}'],
+     '--config-file applies to --backend remote, real or double'),
+    ('stress config binary', ['stress', '--backend', 'double',
+                              '--config-file', '{binary}'],
+     'not a text file'),
+    ('stress old workers flag', ['stress', '--workers', '2'],
+     'unrecognized arguments: --workers 2'),
+    # -- faults -----------------------------------------------------------
+    ('faults remote without config', ['faults', '--backend', 'remote'],
+     '--backend remote needs --config-file'),
+    ('faults config directory', ['faults', '--config-file', '{tmp}'],
+     'is a directory, not a file'),
+    ('faults config latin-1', ['faults', '--config-file', '{latin1}'],
+     'not UTF-8 text'),
+    ('faults unknown flag', ['faults', '--bogus'],
+     'shelvefix faults: error: unrecognized arguments: --bogus'),
+    # -- check ------------------------------------------------------------
+    ('check nothing to check', ['check'], 'give either PATH or --installed'),
+    ('check both', ['check', '{tmp}', '--installed'],
+     'give either PATH or --installed'),
+    ('check missing path', ['check', '{tmp}/missing'], 'does not exist'),
+    ('check device', ['check', os.devnull],
+     'not a regular file or a directory'),
+    ('check symlink loop', ['check', '{loop}'],
+     'Too many levels of symbolic links'),
+    ('check nul byte', ['check', '{nulsource}'],
+     'not Python source (a NUL byte'),
+    ('check nul byte in a tree', ['check', '{tmp}/tree'],
+     'not Python source (a NUL byte'),
+    ('check not utf-8', ['check', '{notutf8}'], 'not UTF-8'),
+    ('check json and missing', ['check', '--json', '{tmp}/missing'],
+     'does not exist'),
+    # -- contract and timeline --------------------------------------------
+    ('contract unknown scenario', ['contract', '--scenario', 'nope'],
+     'nope'),
+    ('contract unknown flag', ['contract', '--bogus'],
+     'shelvefix contract: error: unrecognized arguments'),
+    ('timeline remote', ['timeline', '--backend', 'remote'],
+     "argument --backend: invalid choice: 'remote'"),
+]
+
+
+class BadInputTestCase(base.TestCase):
+
+    scenarios = [(name, {'argv': argv, 'expected': expected})
+                 for name, argv, expected in CASES]
+
+    def setUp(self):
+        super().setUp()
+        self.tmp = self.useFixture(fixtures.TempDir()).path
+        paths = {'tmp': self.tmp}
+        for name, data in FILES.items():
+            path = os.path.join(self.tmp, name)
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, 'wb') as f:
+                f.write(data)
+            paths[name] = path
+        paths['loop'] = os.path.join(self.tmp, 'loop')
+        os.symlink(paths['loop'] + '2', paths['loop'])
+        os.symlink(paths['loop'], paths['loop'] + '2')
+        self.paths = paths
+
+    def run_main(self, argv):
+        out, err = io.StringIO(), io.StringIO()
+        # argparse writes its own errors to sys.stderr.
+        self.useFixture(fixtures.MonkeyPatch('sys.stderr', err))
+        try:
+            rc = main.main(argv, out=out, err=err)
+        except SystemExit as e:
+            rc = e.code
+        return rc, out.getvalue(), err.getvalue()
+
+    def test_refused_in_one_line(self):
+        argv = [arg.format(**self.paths) for arg in self.argv]
+        rc, out, err = self.run_main(argv)
+        self.assertEqual(2, rc, err)
+        self.assertNotIn('Traceback', err)
+        self.assertEqual(1, len(err.splitlines()), err)
+        self.assertIn(self.expected, err)
+        self.assertTrue(err.startswith('shelvefix'), err)
+        if '--json' not in argv:
+            self.assertEqual('', out)
+
+
+class CaseCountTestCase(base.TestCase):
+
+    def test_at_least_forty_cases(self):
+        self.assertGreaterEqual(len(CASES), 40)
+        self.assertEqual(len(CASES), len(set(n for n, _a, _e in CASES)))
