@@ -47,32 +47,40 @@ class ServerStartError(RuntimeError):
     """A placement server was started and failed; with its log's tail."""
 
 
-def _double(conf):
+def _double(conf, placement_config=None):
     from shelvefix.backends import fixture
-    return fixture.PlacementFixture(conf=conf)
+    return fixture.PlacementFixture(conf=conf,
+                                    placement_config=placement_config)
 
 
-def _real(conf):
+def _real(conf, placement_config=None):
     from shelvefix.backends import real
     if not real.available():
         raise BackendUnavailable(real.INSTALL_HINT)
-    return real.RealPlacementFixture(conf=conf)
+    return real.RealPlacementFixture(conf=conf,
+                                     placement_config=placement_config)
 
 
-def _remote(conf):
+def _remote(conf, placement_config=None):
     from shelvefix.backends import remote
+    if placement_config:
+        raise BackendUnavailable(
+            'a remote placement runs with its own configuration; it cannot '
+            'be given %s' % ', '.join('[%s]' % group
+                                      for group in sorted(placement_config)))
     try:
         return remote.RemotePlacementFixture(conf)
     except ValueError as e:
         raise BackendUnavailable(str(e)) from e
 
 
-#: Backend name -> ``factory(conf)`` returning a fixture. Modules are
-#: imported only when their backend is made.
+#: Backend name -> ``factory(conf[, placement_config=...])`` returning a
+#: fixture (``placement_config`` is passed only when there is one).
+#: Modules are imported only when their backend is made.
 FACTORIES = {DOUBLE: _double, REAL: _real, REMOTE: _remote}
 
 
-def make_backend(name, conf=None):
+def make_backend(name, conf=None, placement_config=None):
     """A placement fixture for a backend, not set up yet.
 
     :param name: a key of :data:`FACTORIES` (one of :data:`NAMES`)
@@ -80,8 +88,14 @@ def make_backend(name, conf=None):
         (default: the global CONF). The remote backend reads its endpoint
         and credentials from its ``[placement]`` section, and every
         backend's ``client`` its retry options.
+    :param placement_config: placement's own configuration,
+        ``{group: {option: value}}`` (e.g. ``{'cors': {'allowed_origin':
+        [...]}}``), for the backends that start a placement (``double``,
+        ``real``; see
+        :class:`~shelvefix.backends.fixture.PlacementFixture`).
     :raises BackendUnavailable: ``real`` without openstack-placement, or
-        ``remote`` with a configuration that names no placement endpoint
+        ``remote`` with a configuration that names no placement endpoint,
+        or with a ``placement_config``
     :raises ValueError: an unknown name
     """
     try:
@@ -89,4 +103,6 @@ def make_backend(name, conf=None):
     except KeyError:
         raise ValueError('unknown placement backend %r; choose one of %s'
                          % (name, ', '.join(sorted(FACTORIES))))
+    if placement_config:
+        return factory(conf, placement_config=placement_config)
     return factory(conf)

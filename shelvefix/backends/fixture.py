@@ -57,6 +57,15 @@ class PlacementFixture(fixtures.Fixture):
         client can still prepare placement.
     :param conf: the oslo.config ``ConfigOpts`` the :attr:`client` reads
         its ``[placement]`` retry options from (default: the global CONF).
+    :param placement_config: placement's own configuration, as
+        ``{group: {option: value}}``, e.g. ``{'cors': {'allowed_origin':
+        ['https://horizon.example.com']}}`` to serve CORS: the double is
+        built with :func:`~shelvefix.placement.deploy.make_conf` of it
+        (only ``[cors]`` means anything to it), the real placement is
+        started with it (see
+        :class:`~shelvefix.backends.real.RealPlacementFixture`). Default:
+        none. Not with ``app``, which comes configured.
+    :raises ValueError: both ``app`` and ``placement_config``.
 
     After setUp:
 
@@ -72,9 +81,13 @@ class PlacementFixture(fixtures.Fixture):
     """
 
     def __init__(self, app=None, endpoint=None, token=ADMIN_TOKEN,
-                 conf=None):
+                 conf=None, placement_config=None):
         super(PlacementFixture, self).__init__()
+        if app is not None and placement_config:
+            raise ValueError('placement_config configures the application '
+                             'the fixture builds, not a given one')
         self._app = app
+        self.placement_config = placement_config
         self._endpoint = endpoint
         self.token = token
         self.conf = conf
@@ -92,8 +105,13 @@ class PlacementFixture(fixtures.Fixture):
 
     def _setUp(self):
         self.addCleanup(self._clear)
-        self.app = self._app if self._app is not None else (
-            deploy.PlacementApp())
+        if self._app is not None:
+            self.app = self._app
+        elif self.placement_config:
+            self.app = deploy.PlacementApp(
+                conf=deploy.make_conf(self.placement_config))
+        else:
+            self.app = deploy.PlacementApp()
         self.state = getattr(self.app, 'state', None)
         self.endpoint = (self._endpoint or 'http://placement-%s.shelvefix.test'
                          % uuidlib.uuid4().hex[:12]).rstrip('/')

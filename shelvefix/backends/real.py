@@ -16,6 +16,7 @@ importing this module works without them, using the fixture does not.
 
 import sqlite3
 import threading
+from unittest import mock
 
 from shelvefix import backends
 from shelvefix.backends import fixture
@@ -35,6 +36,27 @@ def _placement_modules():
     except ImportError as e:
         raise PlacementNotInstalled('%s (%s)' % (INSTALL_HINT, e)) from e
     return deploy, pfix
+
+
+def _middleware_defaults():
+    """The option defaults placement's WSGI entry point sets, by group.
+
+    A deployed placement (``placement.wsgi``) replaces some of
+    oslo.middleware's ``[cors]`` defaults with its own (the headers a
+    browser may send and read, the methods it may use) before it reads
+    its configuration; ``loadapp``, which this fixture calls, does not.
+    They are learnt from placement itself, without changing the
+    process-wide defaults it would set.
+    """
+    try:
+        from placement import wsgi
+        set_defaults = wsgi._set_middleware_defaults
+    except (ImportError, AttributeError):
+        return {}
+    with mock.patch.object(wsgi.cors, 'set_defaults') as cors_defaults:
+        set_defaults()
+    return {'cors': dict(kwargs) for _args, kwargs
+            in cors_defaults.call_args_list}
 
 
 def available():
@@ -88,6 +110,12 @@ class RealPlacementFixture(fixture.PlacementFixture):
     Placement keeps its database engine in a process-wide global, so only
     one of these may be set up at a time in a process.
 
+    Placement's configuration is the test fixture's, with the
+    middleware defaults of a deployed placement (its ``[cors]`` headers
+    and methods; see :func:`_middleware_defaults`) and then
+    ``placement_config`` on top, e.g. ``{'cors': {'allowed_origin':
+    [...]}}`` to serve CORS.
+
     Attributes are those of
     :class:`~shelvefix.backends.fixture.PlacementFixture`; ``state`` is
     None (ask placement over HTTP instead).
@@ -95,13 +123,21 @@ class RealPlacementFixture(fixture.PlacementFixture):
     :raises PlacementNotInstalled: at setUp, without openstack-placement
     """
 
-    def __init__(self, endpoint=None, token='admin', conf=None):
-        super().__init__(app=None, endpoint=endpoint, token=token, conf=conf)
+    def __init__(self, endpoint=None, token='admin', conf=None,
+                 placement_config=None):
+        super().__init__(app=None, endpoint=endpoint, token=token, conf=conf,
+                         placement_config=placement_config)
 
     def _setUp(self):
         deploy, pfix = _placement_modules()
         service = self.useFixture(pfix.PlacementFixture(use_intercept=False))
-        self._app = _OneAtATime(deploy.loadapp(service.conf_fixture.conf))
+        conf_fixture = service.conf_fixture
+        for group, defaults in _middleware_defaults().items():
+            for name, value in defaults.items():
+                conf_fixture.set_default(name, value, group=group)
+        for group, values in (self.placement_config or {}).items():
+            conf_fixture.config(group=group, **values)
+        self._app = _OneAtATime(deploy.loadapp(conf_fixture.conf))
         self.addCleanup(setattr, self, '_app', None)
         super()._setUp()
         self._cleanup_fault = _ConsumerCleanupFault(

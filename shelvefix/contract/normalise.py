@@ -21,6 +21,13 @@ those, and nothing else:
   to their presence; every other header is kept, value included.
 
 Values keep their JSON types: ``16`` and ``16.0`` stay different.
+
+Nothing is reordered: every JSON array is compared in the order the
+backend wrote it (see :func:`candidates` for the answers where that is
+placement's undocumented order). What is not compared is order without
+meaning to a client: the order of response headers (:meth:`Normaliser.
+headers` sorts them by name), and the order of a JSON object's members
+(the runner compares objects member by member, on every route).
 """
 
 import json
@@ -188,35 +195,36 @@ class Normaliser(object):
         return self.value(decoded)
 
 
-def _canonical(value):
-    return json.dumps(value, sort_keys=True)
-
-
 def candidates(body, path):
-    """Put an allocation candidates answer in a canonical order.
+    """An allocation candidates answer, compared in placement's order.
 
-    Placement builds its candidates in a hash set: their order, the order
-    of the providers in a mapping and of a provider's traits mean nothing,
-    so they are sorted. With ``limit`` placement keeps the first N of that
-    unordered set, so only how many there are is compared; scenarios keep
-    the provider summaries the same whichever N those are.
+    Placement documents the order of ``GET /allocation_candidates`` as
+    deterministic but undefined; its tests compare the lists in order and
+    nova's scheduler picks among equally weighted hosts by it, so the
+    answer is left as it came and these orders are compared:
+
+    * ``allocation_requests``: the iteration order of the Python set
+      placement collects them in, which depends on the state, the query
+      and the process' string hashing (both backends run in one
+      process). With ``limit`` placement keeps the first N of that order,
+      so which candidates (and provider summaries) are kept is compared
+      too;
+    * a mapping's provider list: the iteration order of placement's set
+      of their uuids;
+    * before 1.12, each request's ``allocations`` list: its providers in
+      the order the request's resources name them;
+    * a provider summary's ``traits``: trait id order, the order of
+      placement's (unordered) query on sqlite: standard traits in the
+      order placement synced them from os-traits, then custom traits in
+      creation order.
+
+    Not compared, as anywhere else: the order of JSON object members
+    (``provider_summaries``, ``allocations`` from 1.12, ``mappings``,
+    ``resources``), which has no meaning in JSON and which clients read
+    as dicts. The double writes them in placement's order all the same.
 
     :param body: the normalised body (placeholders in).
     :param path: the request path, with its query.
-    :returns: ``body``, reordered if it is an allocation candidates answer.
+    :returns: ``body``, unchanged.
     """
-    if not (path.startswith('/allocation_candidates') and
-            isinstance(body, dict) and 'allocation_requests' in body):
-        return body
-    requests = body['allocation_requests']
-    for request in requests:
-        for suffix, providers in request.get('mappings', {}).items():
-            providers.sort()
-    requests.sort(key=_canonical)
-    if 'limit=' in path:
-        body['allocation_requests'] = '<%d allocation requests>' % len(
-            requests)
-    for summary in body['provider_summaries'].values():
-        if 'traits' in summary:
-            summary['traits'].sort()
     return body

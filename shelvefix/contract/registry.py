@@ -9,11 +9,14 @@ import collections
 import re
 
 Scenario = collections.namedtuple('Scenario',
-                                  ['name', 'description', 'func'])
+                                  ['name', 'description', 'func', 'config'],
+                                  defaults=(None,))
 Scenario.__doc__ = """A registered contract scenario.
 
 ``func(api)`` plays it against a
-:class:`~shelvefix.contract.api.ContractAPI`.
+:class:`~shelvefix.contract.api.ContractAPI`; ``config`` is None or the
+placement configuration every backend is started with for it,
+``{group: {option: value}}``.
 """
 
 _NAME_RE = re.compile(r'^[a-z][a-z0-9_]*$')
@@ -27,24 +30,35 @@ class UnknownScenario(KeyError):
         return self.args[0]
 
 
-def scenario(name, description):
+def scenario(name, description, config=None):
     """Register the decorated function as the contract scenario ``name``.
 
     :param name: a unique identifier (lower case, digits, underscores); it
         is the test id and the CLI's ``--scenario`` value.
     :param description: one line saying what the scenario shows.
-    :raises ValueError: a malformed or already registered name, or an
-        empty description.
+    :param config: placement's configuration for this scenario, the same
+        on every backend: ``{group: {option: value}}``, e.g. ``{'cors':
+        {'allowed_origin': ['http://valid.example.com']}}`` (see
+        :func:`shelvefix.backends.make_backend`). Default: the backends'
+        own.
+    :raises ValueError: a malformed or already registered name, an
+        empty description, or a ``config`` not shaped like that.
     """
     if not _NAME_RE.match(name):
         raise ValueError('malformed scenario name %r' % (name,))
     if not description or '\n' in description:
         raise ValueError('scenario %s needs a one-line description' % name)
+    if config is not None and not (
+            isinstance(config, dict) and
+            all(isinstance(group, str) and isinstance(values, dict)
+                for group, values in config.items())):
+        raise ValueError('scenario %s: config must be {group: {option: '
+                         'value}}, not %r' % (name, config))
 
     def register(func):
         if name in _SCENARIOS:
             raise ValueError('contract scenario %s registered twice' % name)
-        _SCENARIOS[name] = Scenario(name, description, func)
+        _SCENARIOS[name] = Scenario(name, description, func, config)
         return func
     return register
 

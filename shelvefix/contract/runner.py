@@ -115,6 +115,9 @@ class RunResult(collections.namedtuple(
 def run_scenario(name, backend_name):
     """Play one scenario against a fresh fixture of one backend.
 
+    The fixture is started with the scenario's ``config``, if it has one
+    (see :func:`~shelvefix.contract.registry.scenario`).
+
     :param name: a registered scenario name.
     :param backend_name: ``double`` or ``real`` (see
         :mod:`shelvefix.backends`).
@@ -122,10 +125,12 @@ def run_scenario(name, backend_name):
         itself is caught and recorded in ``error``.
     :raises UnknownScenario: no scenario has that name.
     :raises ValueError: unknown backend.
-    :raises BackendUnavailable: ``real`` without openstack-placement.
+    :raises BackendUnavailable: ``real`` without openstack-placement, or
+        a backend that cannot take the scenario's ``config``.
     """
     entry = scenarios.get(name)
-    fixture = backends_mod.make_backend(backend_name)
+    fixture = backends_mod.make_backend(backend_name,
+                                        placement_config=entry.config)
     started = time.perf_counter()
     with fixture as placement:
         api = api_mod.ContractAPI(placement.adapter, placement.endpoint)

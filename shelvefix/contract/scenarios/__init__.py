@@ -25,7 +25,8 @@ The areas, in registration order:
 * :mod:`.provider_filters` - the filters of ``GET /resource_providers``;
 * :mod:`.allocation_candidates` - ``GET /allocation_candidates``;
 * :mod:`.reshaper` - ``POST /reshaper``;
-* :mod:`.policy` - what a non-admin token may do.
+* :mod:`.policy` - what a non-admin token may do;
+* :mod:`.cors` - CORS with ``[cors] allowed_origin`` set, and without.
 """
 
 from shelvefix.contract import registry
@@ -34,6 +35,7 @@ from shelvefix.contract.scenarios import allocation_candidates
 from shelvefix.contract.scenarios import bulk
 from shelvefix.contract.scenarios import capacity
 from shelvefix.contract.scenarios import consumers
+from shelvefix.contract.scenarios import cors
 from shelvefix.contract.scenarios import generations
 from shelvefix.contract.scenarios import http_errors
 from shelvefix.contract.scenarios import microversions
@@ -49,7 +51,7 @@ from shelvefix.contract.scenarios import usages
 # the order reports list the areas in (imports must stay alphabetical).
 AREAS = (consumers, generations, capacity, bulk, usages, microversions,
          http_errors, races, resource_classes, traits, aggregates,
-         provider_filters, allocation_candidates, reshaper, policy)
+         provider_filters, allocation_candidates, reshaper, policy, cors)
 
 scenario = registry.scenario
 get = registry.get

@@ -1,10 +1,9 @@
-"""``GET /allocation_candidates``: groups, trees, sharing, filters.
+"""``GET /allocation_candidates``: groups, trees, sharing, filters, order.
 
-Answers are compared as placement's own tests compare them: the order of
-the candidates (and of a provider's traits, of a mapping's providers) is
-not part of the contract, and with ``limit`` only the number of candidates
-is (see :func:`shelvefix.contract.normalise.candidates`). Every provider
-and aggregate uuid is named, so placeholders do not depend on order.
+Answers are compared in placement's order, as its own tests compare them:
+the candidates, a mapping's providers and a provider's traits (see
+:func:`shelvefix.contract.normalise.candidates`), and with ``limit``
+which candidates are kept. Every provider and aggregate uuid is named.
 """
 
 from shelvefix.contract import registry
@@ -191,8 +190,8 @@ def candidates_nested(api):
 
 
 @scenario('candidates_limit',
-          'limit keeps that many candidates (which ones is placement\'s '
-          'choice) and the summaries of their tree')
+          'limit keeps the first candidates in placement\'s order and the '
+          'summaries of their tree')
 def candidates_limit(api):
     cn = api.provider('cn')
     for name in ('numa0', 'numa1', 'numa2'):
@@ -293,6 +292,75 @@ def candidates_sharing(api):
                note='in_tree leaves sharing providers out')
     candidates(api, 'resources1=VCPU:1&resources2=DISK_GB:10'
                     '&group_policy=isolate')
+
+
+@scenario('candidates_sharing_single_group',
+          'one group alone over two sharing disks and the trees of their '
+          'aggregates: numbered, named and unnumbered, each disk once')
+def candidates_sharing_single_group(api):
+    cn1 = api.provider('cn1', COMPUTE)
+    api.provider('cn2', COMPUTE)
+    cn3 = api.provider('cn3')
+    child(api, 'cn3-numa0', cn3, COMPUTE)
+    cn4 = api.provider('cn4', COMPUTE)
+    nfs1 = api.provider('nfs1', {'DISK_GB': 1000})
+    nfs2 = api.provider('nfs2', {'DISK_GB': 1000})
+    for uuid in (nfs1, nfs2):
+        traits(api, uuid, SHARES)
+    for uuid in (cn1, api.uuid('cn2'), cn3, nfs1):
+        aggregates(api, uuid, 'storage')
+    aggregates(api, cn4, 'rack')
+    aggregates(api, nfs2, 'storage', 'rack')
+    for query in ('resources1=DISK_GB:800',
+                  'resources1=DISK_GB:800&group_policy=isolate',
+                  'resources_DISK=DISK_GB:800&group_policy=none',
+                  'resources=DISK_GB:800',
+                  'resources1=DISK_GB:800&member_of1=%s'
+                  % api.uuid('rack'),
+                  'resources1=DISK_GB:800&limit=1'):
+        candidates(api, query)
+    candidates(api, 'resources1=DISK_GB:800', version='1.25')
+    candidates(api, 'resources=VCPU:1&resources1=DISK_GB:800')
+
+
+@scenario('candidates_order',
+          'placement\'s order: inventory rows out of provider order, a '
+          'reused provider id, two sharing aggregates, swapped groups, limit')
+def candidates_order(api):
+    for n in range(1, 7):
+        api.provider('cn%d' % n)
+    for n in (4, 2, 6, 1, 5, 3):
+        api.request('PUT', '/resource_providers/%s/inventories'
+                    % api.uuid('cn%d' % n),
+                    {'resource_provider_generation': 0,
+                     'inventories': {'MEMORY_MB': {'total': 2048},
+                                     'VCPU': {'total': 8}}},
+                    version='1.26', note='setup')
+    api.request('DELETE', '/resource_providers/%s' % api.uuid('cn6'),
+                note='its id is given to the next provider')
+    host = api.provider('host', {'DISK_GB': 100})
+    for n in range(3):
+        child(api, 'host-numa%d' % n, host,
+              {'VCPU': 4, 'MEMORY_MB': 1024, 'SRIOV_NET_VF': 2})
+    nfs1 = api.provider('nfs1', {'DISK_GB': 500})
+    nfs2 = api.provider('nfs2', {'DISK_GB': 500})
+    traits(api, nfs1, SHARES)
+    traits(api, nfs2, 'CUSTOM_Z', 'CUSTOM_A', SHARES, 'HW_CPU_X86_AVX2')
+    traits(api, api.uuid('cn1'), 'CUSTOM_M', 'CUSTOM_A', 'HW_CPU_X86_SSE')
+    for name, aggs in (('cn1', 'a'), ('cn2', 'a'), ('cn3', 'b'),
+                       ('host', 'b'), ('nfs1', 'a'), ('nfs2', 'ab')):
+        aggregates(api, api.uuid(name), *aggs)
+    for query in ('resources=VCPU:1', 'resources=VCPU:1,MEMORY_MB:64'
+                  '&limit=4', 'resources=VCPU:1,DISK_GB:10',
+                  'resources=VCPU:1,MEMORY_MB:64,DISK_GB:10,SRIOV_NET_VF:1',
+                  'resources1=VCPU:1&resources2=VCPU:1&group_policy=none',
+                  'resources1=VCPU:1&resources2=MEMORY_MB:64'
+                  '&group_policy=isolate',
+                  'resources=DISK_GB:10&resources1=VCPU:1'
+                  '&resources2=SRIOV_NET_VF:1&group_policy=none&limit=9'):
+        candidates(api, query)
+    candidates(api, 'resources=VCPU:1,MEMORY_MB:64', version='1.10')
+    candidates(api, 'resources=VCPU:1,DISK_GB:10', version='1.28')
 
 
 @scenario('candidates_subtrees_and_roots',

@@ -122,3 +122,45 @@ def reshaper_refusals(api):
          note='VCPU of c1 would lose its inventory')
     _look(api, cn, numa)
     api.request('GET', '/allocations/%s' % c1, version=V)
+
+
+@scenario('reshaper_stale_generations',
+          'a stale provider generation in inventories and a stale consumer '
+          'generation in allocations: 409 concurrent_update, nothing moves')
+def reshaper_stale_generations(api):
+    cn, numa, c1 = _split(api)
+    fresh = _inventories(0, {'VCPU': 4})
+    moved = common.body({cn: {'MEMORY_MB': 512}, numa: {'VCPU': 2}},
+                        generation=1)
+    for version in (V, '1.34', '1.38'):
+        extra = {'consumer_type': 'INSTANCE'} if version == '1.38' else {}
+        for inventories, note in (
+                ({cn: _inventories(1, {'MEMORY_MB': 2048}), numa: fresh},
+                 'the compute node\'s generation behind'),
+                ({cn: _inventories(2, {'MEMORY_MB': 2048}),
+                  numa: _inventories(1, {'VCPU': 4})},
+                 'the child\'s ahead, after a current one')):
+            api.request('POST', '/reshaper', {
+                'inventories': inventories,
+                'allocations': {c1: dict(moved, **extra)}},
+                version=version, note=note)
+        for generation in (0, 2, None):
+            api.request('POST', '/reshaper', {
+                'inventories': {numa: fresh},
+                'allocations': {c1: dict(common.body(
+                    {numa: {'VCPU': 2}}, generation=generation), **extra)}},
+                version=version, note='consumer generation %s, not 1'
+                % generation)
+        api.request('POST', '/reshaper', {
+            'inventories': {numa: fresh},
+            'allocations': {api.uuid('nobody'): dict(common.body(
+                {numa: {'VCPU': 1}}, generation=3), **extra)}},
+            version=version, note='a generation for an unknown consumer')
+        api.request('POST', '/reshaper', {
+            'inventories': {numa: _inventories(5, {'VCPU': 4})},
+            'allocations': {c1: dict(common.body(
+                {numa: {'VCPU': 2}}, generation=0), **extra)}},
+            version=version, note='both stale: the provider is reported')
+    _look(api, cn, numa)
+    api.request('GET', '/allocations/%s' % c1, version=V)
+    api.request('GET', '/allocations/%s' % api.uuid('nobody'), version=V)

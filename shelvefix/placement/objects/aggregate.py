@@ -8,9 +8,13 @@ sent in. The uuids are kept exactly as a client wrote them: placement
 neither lower-cases nor adds dashes, so ``AAAA...`` and ``aaaa...`` are
 two aggregates.
 
-Placement hands out the ids of the aggregates new in one write in the
-iteration order of a Python set (random from one process to the next); the
-double numbers them in the order the request lists them.
+Placement hands out the ids of the aggregates new in one write, and
+inserts the provider's new association rows, in the iteration order of a
+Python set of their uuids (which depends on the process' string hashing);
+the double walks the same set, so in the same process it gets the same
+order. Association rows get the highest row id plus one, as in
+placement's sqlite; placement's search for the trees a sharing provider
+serves follows them.
 """
 
 from shelvefix.placement import exception
@@ -56,10 +60,16 @@ class AggregatesMixin(object):
             record = self._provider(uuid)
             if generation is not None and generation != record.generation:
                 raise exception.ProviderGenerationConflict()
-            for aggregate in aggregates:
+            wanted = set(aggregates)
+            for aggregate in wanted - set(record.aggregates):
                 self._aggregate_ids.setdefault(
                     aggregate, len(self._aggregate_ids) + 1)
-            record.aggregates = set(aggregates)
+                record.aggregate_rows[aggregate] = 1 + max(
+                    (row for rp in self._providers.values()
+                     for row in rp.aggregate_rows.values()), default=0)
+            for aggregate in record.aggregates - wanted:
+                record.aggregate_rows.pop(aggregate, None)
+            record.aggregates = wanted
             if generation is not None:
                 record.bump()
             return record.generation

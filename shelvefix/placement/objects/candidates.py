@@ -9,14 +9,27 @@ group, anchored in the same tree, the way placement does: ``group_policy``
 ``isolate`` keeps the numbered groups on distinct providers,
 ``same_subtree`` keeps the named groups under one of their providers,
 amounts taken twice from a provider must still fit, and ``root_required``
-filters the trees by their root's traits. The answer's order carries no
-meaning (placement's comes from a hash set); the double's is stable.
+filters the trees by their root's traits.
+
+The answer is in placement's order, which its API calls "deterministic
+but undefined" and nova's scheduler relies on among equally weighted
+hosts. It is the iteration order of the Python set placement keeps its
+candidates in, filled one combination at a time: anchors in the order the
+groups' requests name them, groups in query order, one request of each
+(``itertools.product``, the first group outermost). The requests hash as
+placement's, so the same state gives the same order in the same process
+(string hashing varies from one process to the next, in placement too).
+A mapping lists its providers in the order of placement's set of them;
+provider summaries come tree by tree (roots by id, then each provider of
+the tree by id) for each group in turn, their resources by class id and
+their traits by trait id, as placement's queries return them.
 """
 
 import collections
 
 from shelvefix.placement.objects import allocation_request
 from shelvefix.placement.objects import candidate_search
+from shelvefix.placement.objects import candidate_snapshot
 
 RequestGroup = collections.namedtuple(
     'RequestGroup', ['suffix', 'use_same_provider', 'resources',
@@ -47,15 +60,16 @@ ProviderSummary = collections.namedtuple(
                         'resources', 'traits'])
 ProviderSummary.__doc__ = """A provider of a tree the candidates use.
 
-``resources`` maps each class of its inventory to ``{'capacity': ...,
-'used': ...}``; ``traits`` is a sorted list.
+``resources`` maps each class of its inventory (by class id) to
+``{'capacity': ..., 'used': ...}``; ``traits`` is a list, by trait id.
 """
 
 Candidate = collections.namedtuple('Candidate', ['resources', 'mappings'])
 Candidate.__doc__ = """One allocation candidate.
 
 ``resources`` maps provider uuid to ``{resource_class: amount}``;
-``mappings`` maps group suffix to the sorted provider uuids serving it.
+``mappings`` maps group suffix to the provider uuids serving it (a list,
+in placement's order).
 """
 
 
@@ -72,17 +86,17 @@ class CandidatesMixin(object):
         :param wide: the :class:`RequestWide` parameters.
         :returns: ``(candidates, summaries)``: :class:`Candidate` objects
             and the :class:`ProviderSummary` of every provider in their
-            trees.
+            trees, both in placement's order.
         :raises ResourceClassNotFound: an unknown resource class.
         :raises TraitNotFound: an unknown trait.
         """
         with self._lock:
-            snap = candidate_search.Snapshot(self)
+            snap = candidate_snapshot.Snapshot(self)
             try:
-                requests = _search(snap, groups, wide)
+                requests, summarised = _search(snap, groups, wide)
             except candidate_search.NoCandidates:
                 return [], []
-            return _answer(snap, requests, wide)
+            return _answer(snap, requests, summarised, wide)
 
 
 def _anchor_roots(snap, wide):
@@ -90,10 +104,10 @@ def _anchor_roots(snap, wide):
         return None
     snap.check_traits(wide.anchor_required)
     snap.check_traits(wide.anchor_forbidden)
-    roots = set(uuid for uuid in snap.order
-                if snap.parent[uuid] is None and
-                wide.anchor_required <= snap.traits[uuid] and
-                not wide.anchor_forbidden & snap.traits[uuid])
+    roots = set(uuid_id for uuid_id in snap.order
+                if snap.parent[uuid_id] is None and
+                wide.anchor_required <= snap.traits[uuid_id] and
+                not wide.anchor_forbidden & snap.traits[uuid_id])
     if not roots:
         raise candidate_search.NoCandidates()
     return roots
@@ -102,30 +116,44 @@ def _anchor_roots(snap, wide):
 def _search(snap, groups, wide):
     anchor_roots = _anchor_roots(snap, wide)
     by_suffix = collections.OrderedDict()
+    summarised = []
     for group in groups:
-        requests = candidate_search.GroupSearch(
-            snap, group, anchor_roots).requests()
+        search = candidate_search.GroupSearch(snap, group, anchor_roots)
+        requests = search.requests()
         if not requests:
-            return []
+            return [], []
         for request in requests:
             request.same_provider = group.use_same_provider
         by_suffix[group.suffix] = requests
-    return _merge(snap, by_suffix, wide)
+        summarised.append(search.summary_roots)
+    return _merge(snap, by_suffix, wide), summarised
 
 
 def _merge(snap, by_suffix, wide):
-    if len(by_suffix) == 1:
-        # One group: its requests are the candidates (each already fits,
-        # no provider serves it twice, and the group's search kept equal
-        # requests once).
-        requests, = by_suffix.values()
-        return requests
+    """Every combination of one request per group, in placement's order.
+
+    A single group goes the same way: a numbered group's search gives a
+    sharing provider's request once per tree it anchors in, and the set
+    keeps equal requests once.
+    """
     by_anchor = collections.OrderedDict()
     for suffix, requests in by_suffix.items():
         for request in requests:
             by_anchor.setdefault(
                 request.anchor, collections.OrderedDict()).setdefault(
                     suffix, []).append(request)
+    if len(by_suffix) == 1:
+        # The product of one list, and its requests consolidate to
+        # themselves (a group takes a class from one provider only).
+        merged = set()
+        for lists in by_anchor.values():
+            for request in next(iter(lists.values())):
+                if _same_subtrees(snap, (request,), wide.same_subtrees):
+                    merged.add(allocation_request.AllocationRequest(
+                        request.anchor, request.resources,
+                        {suffix: set(providers) for suffix, providers
+                         in request.mappings.items()}))
+        return list(merged)
     # Amounts of one class from one provider add up only for classes more
     # than one group asks for; anything else fits once its group's fits.
     asked = collections.Counter()
@@ -134,23 +162,24 @@ def _merge(snap, by_suffix, wide):
                          for r in request.resources))
     shared_rcs = set(rc for rc, groups in asked.items() if groups > 1)
     isolate = wide.group_policy == 'isolate'
-    merged = []
+    merged = set()
     for lists in by_anchor.values():
         if len(lists) != len(by_suffix):
             continue
         for combination in _combinations(snap, list(lists.values()),
                                          isolate, shared_rcs):
             if _same_subtrees(snap, combination, wide.same_subtrees):
-                merged.append(_consolidate(combination))
-    return _unique(snap, merged)
+                merged.add(_consolidate(combination))
+    return list(merged)
 
 
 def _combinations(snap, choices, isolate, shared_rcs):
     """One request of each list, pruned as soon as a choice cannot work.
 
-    The same candidates as placement's product filtered afterwards: with
-    ``isolate`` no two numbered groups on one provider, and amounts taken
-    twice from a provider within its capacity.
+    The same candidates, in the same order, as placement's product
+    filtered afterwards: with ``isolate`` no two numbered groups on one
+    provider, and amounts taken twice from a provider within its
+    capacity.
     """
     chosen, taken, totals = [], set(), collections.Counter()
 
@@ -188,25 +217,11 @@ def _exceeds(snap, key, amount):
             amount > snap.inventories[provider][rc].inventory.max_unit)
 
 
-def _unique(snap, requests):
-    # Equal requests can only be made of sharing providers alone: any
-    # other provider is in one tree, and serves requests anchored there.
-    unique, seen = [], set()
-    for request in requests:
-        if all(r.provider in snap.sharing_by_trait
-               for r in request.resources):
-            if request in seen:
-                continue
-            seen.add(request)
-        unique.append(request)
-    return unique
-
-
-def _ancestors(snap, uuid):
-    found = {uuid}
-    while snap.parent[uuid] is not None:
-        uuid = snap.parent[uuid]
-        found.add(uuid)
+def _ancestors(snap, uuid_id):
+    found = {uuid_id}
+    while snap.parent[uuid_id] is not None:
+        uuid_id = snap.parent[uuid_id]
+        found.add(uuid_id)
     return found
 
 
@@ -218,9 +233,9 @@ def _same_subtrees(snap, combination, same_subtrees):
                 providers |= request.mappings.get(suffix, set())
         if len(providers) == 1:
             continue
-        common = set.intersection(*(_ancestors(snap, uuid)
+        common = set.intersection(*(_ancestors(snap, snap.id_of[uuid])
                                     for uuid in providers))
-        if not common & providers:
+        if not common & set(snap.id_of[uuid] for uuid in providers):
             return False
     return True
 
@@ -233,7 +248,8 @@ def _consolidate(combination):
             key = (resource.provider, resource.rc)
             amounts[key] = amounts.get(key, 0) + resource.amount
         # Each group of the combination maps its own suffix.
-        mappings.update(request.mappings)
+        for suffix, providers in request.mappings.items():
+            mappings.setdefault(suffix, set()).update(providers)
     return allocation_request.AllocationRequest(
         combination[0].anchor,
         [allocation_request.Resource(provider, rc, amount)
@@ -241,26 +257,46 @@ def _consolidate(combination):
         mappings)
 
 
-def _answer(snap, requests, wide):
+def _summarised(snap, summarised):
+    """The providers placement summarises, in its order.
+
+    Each group adds the trees of its ids not summarised yet: roots by id,
+    each with its providers by id.
+    """
+    members = collections.defaultdict(list)
+    for uuid_id in snap.order:
+        members[snap.root[uuid_id]].append(uuid_id)
+    order, seen = [], set()
+    for ids in summarised:
+        for root in sorted(ids - seen):
+            for uuid_id in members.get(root, ()):
+                order.append(uuid_id)
+                seen.add(uuid_id)
+    return order
+
+
+def _answer(snap, requests, summarised, wide):
     if not requests:
         return [], []
     trees = set(snap.root[r.provider] for request in requests
                 for r in request.resources)
-    shown = set(uuid for uuid in snap.order if snap.root[uuid] in trees)
+    shown = [uuid_id for uuid_id in _summarised(snap, summarised)
+             if snap.root[uuid_id] in trees]
     if not wide.nested_aware and snap.has_trees:
         # Before 1.29 a candidate takes from one provider per tree, and
         # only the providers of the kept candidates are summarised.
         requests = [request for request in requests
                     if _one_per_tree(snap, request)]
-        shown = set(r.provider for request in requests
-                    for r in request.resources)
+        used = set(r.provider for request in requests
+                   for r in request.resources)
+        shown = [uuid_id for uuid_id in shown if uuid_id in used]
     if wide.limit and wide.limit < len(requests):
         requests = requests[:wide.limit]
         kept = set(snap.root[r.provider] for request in requests
                    for r in request.resources)
-        shown = set(uuid for uuid in shown if snap.root[uuid] in kept)
-    return ([_candidate(request) for request in requests],
-            [_summary(snap, uuid) for uuid in snap.order if uuid in shown])
+        shown = [uuid_id for uuid_id in shown if snap.root[uuid_id] in kept]
+    return ([_candidate(snap, request) for request in requests],
+            [_summary(snap, uuid_id) for uuid_id in shown])
 
 
 def _one_per_tree(snap, request):
@@ -268,27 +304,27 @@ def _one_per_tree(snap, request):
     return len(providers) == len(set(snap.root[p] for p in providers))
 
 
-def _candidate(request):
+def _candidate(snap, request):
     resources = {}
     for provider, rc, amount in request.resources:
-        entry = resources.get(provider)
-        if entry is None:
-            resources[provider] = {rc: amount}
-        else:
-            entry[rc] = amount
-    return Candidate(resources, {
-        suffix: sorted(providers) if len(providers) > 1 else list(providers)
-        for suffix, providers in request.mappings.items()})
+        resources.setdefault(snap.uuid_of[provider], {})[rc] = amount
+    return Candidate(resources, {suffix: list(providers) for suffix, providers
+                                 in request.mappings.items()})
 
 
-def _summary(snap, uuid):
+def _summary(snap, uuid_id):
     used = snap.used
     resources = {}
-    for rc, stored in snap.inventories[uuid].items():
-        inv = stored.inventory
+    stored = snap.inventories[uuid_id]
+    for rc in sorted(stored, key=snap.class_id):
+        inv = stored[rc].inventory
         resources[rc] = {
             'capacity': int((inv.total - inv.reserved) *
                             inv.allocation_ratio),
-            'used': used.get((uuid, rc), 0)}
-    return ProviderSummary(uuid, snap.parent[uuid], snap.root[uuid],
-                           resources, sorted(snap.traits[uuid]))
+            'used': used.get((uuid_id, rc), 0)}
+    parent = snap.parent[uuid_id]
+    return ProviderSummary(
+        snap.uuid_of[uuid_id],
+        snap.uuid_of[parent] if parent is not None else None,
+        snap.uuid_of[snap.root[uuid_id]], resources,
+        sorted(snap.traits[uuid_id], key=snap.trait_id))

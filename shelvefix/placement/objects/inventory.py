@@ -92,19 +92,32 @@ class InventoriesMixin(object):
                 self.class_id(rc)
             removed = [rc for rc in record.inventories
                        if rc not in inventories]
+            existing = set(sorted(self.class_id(rc)
+                                  for rc in record.inventories))
             busy = self._in_use(uuid, removed)
             if busy:
                 raise exception.InventoryInUse(
                     resource_classes=', '.join(busy), resource_provider=uuid)
             for rc in removed:
                 del record.inventories[rc]
+            # New rows are inserted in the order placement inserts them:
+            # the iteration order of its set of new class ids.
+            by_id = {self.class_id(rc): rc for rc in inventories}
+            for class_id in set(by_id) - existing:
+                rc = by_id[class_id]
+                record.inventories[rc] = models.InventoryRecord(
+                    inventories[rc], self._next_inventory_row())
             for rc, inv in inventories.items():
-                if rc in record.inventories:
+                if self.class_id(rc) in existing:
                     record.inventories[rc].update(inv)
-                else:
-                    record.inventories[rc] = models.InventoryRecord(inv)
             record.bump()
             return record.generation
+
+    def _next_inventory_row(self):
+        # Placement's sqlite gives a new row the highest id plus one.
+        return 1 + max((stored.row_id or 0
+                        for rp in self._providers.values()
+                        for stored in rp.inventories.values()), default=0)
 
     def add_inventory(self, uuid, resource_class, inventory,
                       reserved_can_be_total=True):
@@ -129,7 +142,7 @@ class InventoriesMixin(object):
                 raise exception.InventoryExists(
                     resource_class=resource_class, resource_provider=uuid)
             record.inventories[resource_class] = models.InventoryRecord(
-                inventory)
+                inventory, self._next_inventory_row())
             record.bump()
             return record.generation
 

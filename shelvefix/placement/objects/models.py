@@ -85,12 +85,18 @@ def utcnow():
 
 
 class InventoryRecord(object):
-    """A stored inventory: its values and when they were written."""
+    """A stored inventory: its values, its row id, when it was written.
 
-    def __init__(self, inventory):
+    ``row_id`` is the id placement's (sqlite) database gives the row: one
+    more than the highest in the table. Placement finds the providers
+    with room for a class in that order.
+    """
+
+    def __init__(self, inventory, row_id=None):
         # The database column is a float: what was sent as 16 reads 16.0.
         self.inventory = inventory._replace(
             allocation_ratio=float(inventory.allocation_ratio))
+        self.row_id = row_id
         self.created_at = utcnow()
         self.updated_at = None
 
@@ -102,9 +108,16 @@ class InventoryRecord(object):
 
 
 class ProviderRecord(object):
-    """A stored resource provider."""
+    """A stored resource provider.
 
-    def __init__(self, uuid, name, parent_uuid=None):
+    ``id`` is the internal id placement's database gives it (one more
+    than the highest in use); ``aggregate_rows`` maps each aggregate uuid
+    of ``aggregates`` to the id of its association row, given the same
+    way. Placement's searches follow both.
+    """
+
+    def __init__(self, uuid, name, parent_uuid=None, provider_id=None):
+        self.id = provider_id
         self.uuid = uuid
         self.name = name
         self.parent_uuid = parent_uuid
@@ -114,6 +127,7 @@ class ProviderRecord(object):
         # Trait names and aggregate uuids the provider has.
         self.traits = set()
         self.aggregates = set()
+        self.aggregate_rows = {}
         self.created_at = utcnow()
         self.updated_at = None
 

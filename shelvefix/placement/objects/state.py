@@ -151,7 +151,10 @@ class PlacementState(inventory.InventoriesMixin,
                 raise exception.ProviderNameExists(name=name)
             if uuid in self._providers:
                 raise exception.ProviderUuidExists(uuid=uuid)
-            record = models.ProviderRecord(uuid, name, parent_provider_uuid)
+            record = models.ProviderRecord(
+                uuid, name, parent_provider_uuid,
+                1 + max((rp.id for rp in self._providers.values()),
+                        default=0))
             self._providers[uuid] = record
             return self._provider_view(record)
 

@@ -6,7 +6,9 @@ from unittest import mock
 
 import testtools
 
+from shelvefix import backends
 from shelvefix.backends import fixture
+from shelvefix.backends import real
 from shelvefix.backends import transport
 from shelvefix.placement import deploy
 from shelvefix.scheduler import client as client_pkg
@@ -161,3 +163,42 @@ class HelpersTestCase(testtools.TestCase):
                                                          {'VCPU': 2}))
         self.assertEqual(2, self.placement.state.providers[uuid]
                          .inventories['VCPU'].total)
+
+
+class PlacementConfigTestCase(testtools.TestCase):
+    """``make_backend(..., placement_config=...)``: placement's own options."""
+
+    CORS = {'cors': {'allowed_origin': ['http://valid.example.com']}}
+
+    def test_double_is_built_with_it(self):
+        placement = self.useFixture(backends.make_backend(
+            'double', placement_config=self.CORS))
+        resp = placement.adapter.get('/', headers={
+            'Origin': 'http://valid.example.com'})
+        self.assertEqual('http://valid.example.com',
+                         resp.headers['access-control-allow-origin'])
+
+    def test_factories_get_it_only_when_there_is_one(self):
+        made = []
+
+        def factory(conf, **kwargs):
+            made.append(kwargs)
+        with mock.patch.dict(backends.FACTORIES, {'mine': factory}):
+            backends.make_backend('mine')
+            backends.make_backend('mine', placement_config=self.CORS)
+        self.assertEqual([{}, {'placement_config': self.CORS}], made)
+
+    def test_remote_cannot_take_it(self):
+        exc = self.assertRaises(backends.BackendUnavailable,
+                                backends.make_backend, 'remote',
+                                placement_config=self.CORS)
+        self.assertIn('[cors]', str(exc))
+
+    def test_real_placement_middleware_defaults(self):
+        if not real.available():
+            self.skipTest(real.INSTALL_HINT)
+        from oslo_middleware import cors
+        before = [opt.default for opt in cors.CORS_OPTS]
+        defaults = real._middleware_defaults()['cors']
+        self.assertEqual(deploy.CORS_DEFAULTS, defaults)
+        self.assertEqual(before, [opt.default for opt in cors.CORS_OPTS])

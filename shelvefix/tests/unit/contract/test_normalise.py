@@ -136,14 +136,14 @@ class NormaliserTestCase(testtools.TestCase):
 
 
 class CandidatesTestCase(testtools.TestCase):
-    """Allocation candidates compare whatever order placement used."""
+    """Allocation candidates are compared in placement's order."""
 
     def body(self, requests, traits):
         return {'allocation_requests': requests,
                 'provider_summaries': {'<a>': {'resources': {},
                                                'traits': traits}}}
 
-    def test_sorted(self):
+    def test_order_kept(self):
         one = {'allocations': {'<a>': {}}, 'mappings': {'': ['<b>', '<a>']}}
         two = {'allocations': {'<b>': {}}, 'mappings': {'': ['<b>']}}
         path = '/allocation_candidates?resources=VCPU:1'
@@ -151,15 +151,18 @@ class CandidatesTestCase(testtools.TestCase):
         second = normalise.candidates(
             self.body([dict(two), dict(one, mappings={'': ['<a>', '<b>']})],
                       ['A', 'B']), path)
-        self.assertEqual(first, second)
-        self.assertEqual(['A', 'B'],
+        self.assertNotEqual(first, second)
+        self.assertEqual([one, two], first['allocation_requests'])
+        self.assertEqual(['<b>', '<a>'],
+                         first['allocation_requests'][0]['mappings'][''])
+        self.assertEqual(['B', 'A'],
                          first['provider_summaries']['<a>']['traits'])
 
-    def test_limit_counts_only(self):
-        body = normalise.candidates(self.body([{'allocations': {}}], []),
+    def test_limit_compares_the_candidates_kept(self):
+        requests = [{'allocations': {'<a>': {}}}]
+        body = normalise.candidates(self.body(requests, []),
                                     '/allocation_candidates?limit=1')
-        self.assertEqual('<1 allocation requests>',
-                         body['allocation_requests'])
+        self.assertEqual(requests, body['allocation_requests'])
 
     def test_other_answers_untouched(self):
         body = {'errors': [{'detail': 'x'}]}

@@ -30,6 +30,19 @@ class RegistryTestCase(testtools.TestCase):
         self.assertEqual(registry.Scenario('one', 'the first', one),
                          registry.get('one'))
 
+    def test_config(self):
+        config = {'cors': {'allowed_origin': ['http://a.example']}}
+
+        @registry.scenario('configured', 'with CORS', config=config)
+        def configured(api):
+            pass
+
+        self.assertEqual(config, registry.get('configured').config)
+        for bad in ({'cors': ['allowed_origin']}, [('cors', {})],
+                    {1: {}}):
+            self.assertRaises(ValueError, registry.scenario, 'bad', 'x',
+                              config=bad)
+
     def test_bad_registrations(self):
         self.assertRaises(ValueError, registry.scenario, 'Bad-Name', 'x')
         self.assertRaises(ValueError, registry.scenario, 'ok', '')
@@ -70,7 +83,7 @@ class ScenarioSetTestCase(testtools.TestCase):
 
     def test_areas_in_order(self):
         names = scenarios.names()
-        # The bug's table comes first, the last area (policy) last.
+        # The bug's table comes first, the last area (cors) last.
         self.assertEqual('allocations_get_unknown', names[0])
         self.assertEqual(scenarios.AREAS[-1].__name__,
                          scenarios.get(names[-1]).func.__module__)

@@ -207,6 +207,25 @@ class RunScenarioTestCase(testtools.TestCase):
         self.assertEqual(['error'],
                          [d.field for d in result.scenarios[0].differences])
 
+    def test_scenario_config_reaches_the_backend(self):
+        table = collections.OrderedDict(registry._SCENARIOS)
+        self.useFixture(fixtures.MockPatchObject(registry, '_SCENARIOS',
+                                                 table))
+        origin = 'http://valid.example.com'
+
+        @registry.scenario('with_cors', 'CORS configured',
+                           config={'cors': {'allowed_origin': [origin]}})
+        def with_cors(api):
+            api.request('GET', '/', headers={'Origin': origin})
+
+        (observation,) = runner.run_scenario('with_cors',
+                                             'double').observations
+        self.assertEqual(origin,
+                         observation.headers['access-control-allow-origin'])
+        (observation,) = runner.run_scenario('cors_not_configured',
+                                             'double').observations[-1:]
+        self.assertNotIn('access-control-allow-origin', observation.headers)
+
     def test_bad_arguments(self):
         self.assertRaises(scenarios.UnknownScenario, runner.run_scenario,
                           'nope', 'double')

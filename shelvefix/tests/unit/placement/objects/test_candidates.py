@@ -50,9 +50,9 @@ class CandidatesTestCase(testtools.TestCase):
             self.state.set_inventories(uuid, 0, {
                 rc: models.Inventory.build(total)
                 for rc, total in inventory.items()})
-        record = self.state._providers[uuid]
-        record.traits.update(traits)
-        record.aggregates.update(aggregates)
+        self.state._providers[uuid].traits.update(traits)
+        if aggregates:
+            self.state.set_provider_aggregates(uuid, list(aggregates))
         return uuid
 
     def search(self, *groups, **kwargs):
@@ -190,17 +190,39 @@ class CandidatesTestCase(testtools.TestCase):
         self.assertEqual([], found)
 
     def test_a_sharing_only_request_keeps_one_anchor(self):
-        # Placement keeps equal requests once whatever tree anchors them;
-        # the double keeps the one anchored in the tree created last.
+        # Placement keeps equal requests once whatever tree anchors them:
+        # the disk alone is anchored in one tree only (the first its set
+        # of (provider, root, class) ids lists), and pairs with that
+        # tree's VCPU only.
         nfs = self.provider('nfs', {'DISK_GB': 100}, traits=[SHARES],
                             aggregates=['agg'])
-        self.provider('cn1', {'VCPU': 4}, aggregates=['agg'])
+        cn1 = self.provider('cn1', {'VCPU': 4}, aggregates=['agg'])
         cn2 = self.provider('cn2', {'VCPU': 4}, aggregates=['agg'])
         found, _shown = self.search(group(resources={'DISK_GB': 10}),
                                     group('1', {'VCPU': 1}),
                                     group_policy='none')
-        # So the disk pairs with cn2's VCPU only.
-        self.assertEqual([(cn2, nfs)], self.providers_of(found))
+        disk = self.state.class_id('DISK_GB')
+        first = next(iter(set((1, root, disk) for root in (1, 2, 3))))
+        self.assertEqual([((cn1, cn2)[first[1] - 2], nfs)],
+                         self.providers_of(found))
+
+    def test_one_granular_group_of_sharing_providers_once_each(self):
+        # A numbered group from a sharing provider anchors in every tree
+        # of its aggregate; alone, those are one candidate per provider
+        # (issue 19: the double listed each once per anchor).
+        for name in ('cn1', 'cn2', 'cn3'):
+            self.provider(name, {'VCPU': 4}, aggregates=['agg'])
+        nfs1 = self.provider('nfs1', {'DISK_GB': 1000}, traits=[SHARES],
+                             aggregates=['agg'])
+        nfs2 = self.provider('nfs2', {'DISK_GB': 1000}, traits=[SHARES],
+                             aggregates=['agg'])
+        for groups in ([group('1', {'DISK_GB': 800})],
+                       [group('_DISK', {'DISK_GB': 800})]):
+            found, shown = self.search(*groups, group_policy='isolate')
+            self.assertEqual([(nfs1,), (nfs2,)], self.providers_of(found))
+            self.assertEqual([nfs1, nfs2], shown)
+        found, _shown = self.search(group(resources={'DISK_GB': 800}))
+        self.assertEqual([(nfs1,), (nfs2,)], self.providers_of(found))
 
     def test_member_of_narrows_sharing_for_the_rest_of_the_request(self):
         # A placement quirk the double keeps: a group with member_of that
@@ -220,9 +242,61 @@ class CandidatesTestCase(testtools.TestCase):
             group(resources={'VCPU': 1, 'DISK_GB': 1},
                   member_of=[['b', 'a']]))[0]))
 
-    def test_limit_keeps_the_summaries_of_kept_trees(self):
-        first = self.provider('cn1', {'VCPU': 4})
-        self.provider('cn2', {'VCPU': 4})
-        found, shown = self.search(group(resources={'VCPU': 1}), limit=1)
-        self.assertEqual([({first: {'VCPU': 1}}, {'': [first]})], found)
-        self.assertEqual([first], shown)
+    def test_limit_keeps_the_first_and_the_summaries_of_their_trees(self):
+        cns = [self.provider('cn%d' % n, {'VCPU': 4}) for n in range(4)]
+        found, shown = self.search(group(resources={'VCPU': 1}))
+        self.assertEqual(cns, shown)
+        limited, shown = self.search(group(resources={'VCPU': 1}), limit=2)
+        self.assertEqual(found[:2], limited)
+        self.assertEqual([uuid for uuid in cns
+                          if any(uuid in resources
+                                 for resources, _m in limited)], shown)
+
+    def test_placements_order(self):
+        # The order of the Python sets placement fills, whatever the
+        # process' string hashing: providers with room in inventory row
+        # order, then its set of requests, hashed by (id, class, amount).
+        cns = [self.provider('cn%d' % n) for n in range(1, 7)]
+        for uuid in reversed(cns):
+            self.state.set_inventories(uuid, 0, {
+                'VCPU': models.Inventory.build(8)})
+        pairs = set()
+        for rp_id in range(6, 0, -1):
+            pairs.add((rp_id, rp_id))
+        expected = set()
+        for rp_id, _root in pairs:
+            expected.add(_Key([(rp_id, 'VCPU', 2)]))
+        found, _shown = self.search(group(resources={'VCPU': 2}))
+        self.assertEqual([{cns[key.resources[0][0] - 1]: {'VCPU': 2}}
+                          for key in expected],
+                         [resources for resources, _m in found])
+
+    def test_summaries_in_placements_order(self):
+        # Tree by tree (roots by id), each provider by id; traits by id:
+        # the standard ones first, then custom ones as they were created.
+        for name in ('CUSTOM_Z', 'CUSTOM_A'):
+            self.state.ensure_trait(name)
+        cn1 = self.provider('cn1', {'DISK_GB': 100})
+        nfs = self.provider('nfs', {'DISK_GB': 100}, aggregates=['agg'],
+                            traits=['CUSTOM_A', SHARES, 'CUSTOM_Z'])
+        numa = self.provider('numa', {'MEMORY_MB': 1024, 'VCPU': 4}, cn1)
+        self.state.set_provider_aggregates(cn1, ['agg'])
+        _found, summaries = self.state.allocation_candidates(
+            [group(resources={'VCPU': 1, 'DISK_GB': 1})], wide())
+        self.assertEqual([cn1, numa, nfs], [s.uuid for s in summaries])
+        self.assertEqual([SHARES, 'CUSTOM_Z', 'CUSTOM_A'],
+                         summaries[2].traits)
+        self.assertEqual(['VCPU', 'MEMORY_MB'], list(summaries[1].resources))
+
+
+class _Key(object):
+    """A request as placement hashes and compares it."""
+
+    def __init__(self, resources):
+        self.resources = resources
+
+    def __hash__(self):
+        return hash(tuple(sorted(self.resources, key=hash)))
+
+    def __eq__(self, other):
+        return set(self.resources) == set(other.resources)

@@ -34,6 +34,27 @@ class InventoriesTestCase(testtools.TestCase):
                          list(inventories))
         self.assertEqual(8, inventories['VCPU'].total)
 
+    def test_row_ids(self):
+        # Placement's sqlite gives a row the highest id plus one, and
+        # inserts a write's new classes in the order of its set of their
+        # ids; an update keeps the row.
+        rp2 = RP1.replace('1', '2')
+        self.state.create_provider('rp2', rp2)
+        self.state.set_inventories(RP1, 0, {'DISK_GB': inv(10),
+                                            'VCPU': inv(4)})
+        self.state.add_inventory(rp2, 'VCPU', inv(4))
+
+        def rows(uuid):
+            return {rc: stored.row_id for rc, stored
+                    in self.state._providers[uuid].inventories.items()}
+
+        self.assertEqual({'VCPU': 1, 'DISK_GB': 2}, rows(RP1))
+        self.assertEqual({'VCPU': 3}, rows(rp2))
+        self.state.delete_inventory(rp2, 'VCPU')
+        self.state.set_inventories(RP1, 1, {'VCPU': inv(8),
+                                            'MEMORY_MB': inv(64)})
+        self.assertEqual({'VCPU': 1, 'MEMORY_MB': 2}, rows(RP1))
+
     def test_set_refusals_change_nothing(self):
         self.state.set_inventories(RP1, 0, {'VCPU': inv(4)})
         self.assertRaises(exception.ProviderGenerationConflict,
