@@ -1,37 +1,43 @@
-"""``shelvefix check``: does a nova tree have the fix for bug 1798688?
+"""``shelvefix check``: does a nova tree have the lifecycle's fixes?
 
-Reads nova's ComputeManager._shelve_offload_instance statically (nova is
-never imported) from a nova source tree, a nova package directory, a
-manager.py or a release's wheel or sdist (as pip download fetches it), or
-with --installed from the nova package this Python would import, and
-reports whether, on every path through the method (the ComputeManager
-helpers it calls read inline), the instance's allocations are freed before
-any save that makes SHELVED_OFFLOADED visible, citing file:line and the
-path that decided. Exit status: 0 fixed on every path, 1 legacy order on
-some path, 2 cannot tell (the reason and the path that lacks proof are
-printed).
+Reads nova's compute manager and resource tracker statically (nova is
+never imported; see :mod:`shelvefix.novacheck.fixes`) and reports, one
+line per fix, whether bug 1798688, bug 2025480, bug 1862633 and host lost
+are fixed, citing file:line, then the reason and the path that decided for
+each fix asked about with ``--bug``. Exit status, for those: 0 all fixed,
+1 one missing, 2 one cannot be told (or the input cannot be read).
 """
 
 import json
 
 from shelvefix.cmd import common
 
-HELP = ("does a nova tree have the fix? follows every path of nova's "
-        '_shelve_offload_instance statically and cites file:line (exit 0 '
-        'fixed, 1 legacy order, 2 cannot tell)')
+HELP = ("does a nova tree have the fixes? follows every path of nova's "
+        'shelve and unshelve code statically and cites file:line (exit 0 '
+        'fixed, 1 missing, 2 cannot tell)')
 DESCRIPTION = (
-    'Reads nova\'s ComputeManager._shelve_offload_instance statically (nova '
+    'Reads nova\'s compute manager and resource tracker statically (nova '
     'is never imported) from a nova source tree, a nova package directory, '
     'a manager.py, or a release\'s wheel or sdist as pip download fetches '
-    'it, or with --installed from the nova this Python would import. On '
-    'every path through the method, with the ComputeManager helpers it '
-    'calls read inline, it checks that the instance\'s allocations are '
-    'freed before any save that makes SHELVED_OFFLOADED visible, and cites '
-    'file:line and the path that decided.',
-    'Verdict: 0 fixed on every path, 1 legacy order on some path; 2 when it '
-    'cannot tell (the reason and the path that lacks proof are printed) or '
-    'cannot read what it was given.',
+    'it, or with --installed from the nova this Python would import, and '
+    'reports one line per fix of the shelve/unshelve lifecycle: bug '
+    '1798688 (allocations freed before SHELVED_OFFLOADED is saved), bug '
+    '2025480 (the resource tracker keeps a SHELVED_OFFLOADED server being '
+    'unshelved), bug 1862633 (unshelve frees the destination\'s '
+    'allocations when the network set-up fails) and host lost (host and '
+    'node cleared in the save that makes SHELVED_OFFLOADED visible, or by '
+    'a later save guarded by an expected task state). Each line is FIXED, '
+    'MISSING or CANNOT TELL with the file:line it rests on; then, for each '
+    'fix asked about, the reason and the path that decided.',
+    'A verdict of FIXED is a proof through the constructs the check '
+    'models; anything else on a path that decides (an unknown decorator, '
+    'a receiver that may not be the resource tracker, a method re-bound '
+    'in the class body...) makes it CANNOT TELL, naming the construct.',
+    'Verdict: for the fixes asked about with --bug (bug 1798688 alone by '
+    'default): 0 every one fixed, 1 one missing; 2 when one cannot be told '
+    'or what was given cannot be read.',
 )
+BUG_CHOICES = ('1798688', '2025480', '1862633', 'host-lost', 'all')
 
 
 def add_arguments(parser):
@@ -45,32 +51,47 @@ def add_arguments(parser):
         '--installed', action='store_true',
         help='check the nova package installed for this Python instead of '
              'PATH (located without importing it)')
+    parser.add_argument(
+        '--bug', action='append', choices=BUG_CHOICES, metavar='BUG',
+        help='a fix the exit status answers for: 1798688 (the default), '
+             '2025480, 1862633, host-lost, or all; repeat for several')
     common.add_json_argument(parser)
+
+
+def asked_bugs(given):
+    """The fixes asked about, in report order, from --bug values."""
+    from shelvefix.novacheck import fixes
+    if not given:
+        return fixes.DEFAULT_BUGS
+    if 'all' in given:
+        return fixes.BUGS
+    return tuple(bug for bug in fixes.BUGS if bug in given)
 
 
 def run(args, out, err):
     """Run the command.
 
     :param args: parsed arguments (see :func:`add_arguments`)
-    :param out: where the verdict goes
+    :param out: where the report goes
     :param err: where a path that cannot be read is reported
-    :returns: the exit status: 0 fixed, 1 legacy order, 2 cannot tell
+    :returns: the exit status: 0 fixed, 1 missing, 2 cannot tell
     :raises CommandError: neither or both of PATH and --installed
     """
     if bool(args.path) == bool(args.installed):
         raise common.CommandError('give either PATH or --installed')
-    from shelvefix.novacheck import check
+    from shelvefix.novacheck import fixes
+    asked = asked_bugs(args.bug)
     if args.installed:
-        result = check.check_installed()
+        report = fixes.check_installed(asked)
     else:
-        result = check.check_path(args.path)
-    if result.unreadable:
+        report = fixes.check_path(args.path, asked)
+    if report.unreadable:
         # Bad input, not a verdict: said on stderr (and with --json in the
         # document too, for scripts that read only that).
-        err.write('shelvefix check: %s\n' % result.reason)
+        err.write('shelvefix check: %s\n' % report.offload.reason)
     if args.json:
-        json.dump(result.to_dict(), out, indent=2, sort_keys=True)
+        json.dump(report.to_dict(), out, indent=2, sort_keys=True)
         out.write('\n')
-    elif not result.unreadable:
-        out.write(result.render())
-    return result.exit_code
+    elif not report.unreadable:
+        out.write(report.render())
+    return report.exit_code

@@ -31,13 +31,18 @@ CATCH_ALL = ('Exception', 'BaseException')
 _risky = expressions.risky
 
 
-def build(cls, method):
+def build(cls, method, methods=None):
     """The :class:`~shelvefix.novacheck.steps.Graph` of ``method``.
 
     :param cls: the ``ComputeManager`` class definition (``ast``)
-    :param method: its ``_shelve_offload_instance``
+    :param method: the method of it to follow
+    :param methods: the class's methods as the module binds them
+        (:func:`~shelvefix.novacheck.steps.methods_of`), when not just its
+        ``def`` statements
     """
-    return _Builder(steps_mod.methods_of(cls)).build(method)
+    if methods is None:
+        methods = steps_mod.methods_of(cls)
+    return _Builder(methods).build(method)
 
 
 def _catches_all(kind):
@@ -76,6 +81,8 @@ class _Builder(expressions.Expressions, inline.Calls):
         returns = []
         ctx = steps_mod.Context(scope, method, (), None, returns.extend,
                                 None, None, 0, (method,), frozenset([0]))
+        ctx = ctx._replace(raise_to=self.reverter(method, scope, method,
+                                                  method, ctx))
         entry = self.step(('pass',), method, method, ctx,
                           text='def %s' % method.name)
         out = self.body(method.body, [(entry, None)], ctx)

@@ -24,7 +24,9 @@ every path (:mod:`shelvefix.novacheck.paths`) and answer with a
 import ast
 
 from shelvefix.novacheck import cfg
+from shelvefix.novacheck import classes
 from shelvefix.novacheck import events
+from shelvefix.novacheck import inline
 from shelvefix.novacheck import paths
 from shelvefix.novacheck import source as source_mod
 from shelvefix.novacheck import steps
@@ -244,7 +246,14 @@ def check_tree(tree, display, class_name=steps.CLASS_NAME):
         return Result(UNKNOWN, 'no %s in %s' % (steps.METHOD_NAME,
                                                 class_name),
                       display=display)
-    found = paths.explore(cfg.build(cls, method))
+    why = inline.not_run(method)
+    if why is not None:
+        subject = (class_name if isinstance(method, classes.Unmodeled) and
+                   method.name == class_name else METHOD)
+        return Result(UNKNOWN, '%s is %s' % (subject, why), display=display,
+                      method_line=getattr(method, 'lineno', None))
+    found = paths.explore(cfg.build(cls, method, steps.methods_of(cls,
+                                                                  tree)))
     result = judge(found, Result(UNKNOWN, display=display,
                                  method_line=method.lineno))
     result.states = found.states

@@ -110,6 +110,14 @@ class Semantics(object):
             kind = kinds.pop() if len(kinds) == 1 else None
         return self._bind(step, state, target, None, kind, []), ()
 
+    def _op_revert_save(self, step, state, scope):
+        """``@reverts_task_state`` saving the instance after an exception."""
+        kind = values.classify(ast.Name(id='instance', ctx=ast.Load()),
+                               scope, state.bindings)
+        if kind != values.INSTANCE:
+            return state, ()
+        return self._save(state, [])
+
     def _op_leave(self, step, state, scope_id):
         bindings = frozenset(b for b in state.bindings
                              if b[0][0] != scope_id)
@@ -158,6 +166,9 @@ class Semantics(object):
         if key is None:
             return state
         bindings = frozenset(b for b in state.bindings if b[0] != key)
+        if kind is None and key[0] == 'self':
+            # No longer what the class made it (the resource tracker...).
+            kind = values.REBOUND
         if kind is not None:
             bindings |= {(key, kind)}
             if kind == values.INSTANCE:
@@ -186,6 +197,8 @@ class Semantics(object):
         kind = _kind(func, step, state)
         if kind == values.FREER:
             return self._free(step, state, call, happened)
+        if kind == values.UNTRUSTED_FREER:
+            return self._untrusted_free(step, state, call, happened)
         if kind == values.SAVER:
             return self._save(state, happened)
         if (isinstance(func, ast.Attribute) and func.attr == 'update' and
@@ -255,6 +268,22 @@ class Semantics(object):
                               '%s, not of the instance'
                               % (consumer or 'nothing')))
         return state, tuple(happened)
+
+    def _untrusted_free(self, step, state, call, happened):
+        """A free method called on what may not free anything at all."""
+        given = _given(call)
+        kinds = [_kind(v, step, state) for v in given]
+        if values.INSTANCE not in kinds and values.UUID not in kinds:
+            return self._free(step, state, call, happened)
+        if isinstance(call.func, ast.Attribute):
+            what = '%s is called on %s' % (call.func.attr,
+                                           ast.unparse(call.func.value))
+        else:
+            what = '%s is a free method of some object' % call.func.id
+        why = ('%s, which the check does not know to be nova\'s resource '
+               'tracker or report client' % what)
+        happened.append(Event(MAY_FREE, None, why))
+        return state._replace(maybe_freed=why), tuple(happened)
 
     def _update(self, step, state, call, happened):
         if call.args:

@@ -17,14 +17,65 @@ whether each may free allocations or save the instance.
 
 import ast
 
+from shelvefix.novacheck import classes
 from shelvefix.novacheck import steps as steps_mod
 from shelvefix.novacheck import values
 
 # How deep ComputeManager helper calls are followed.
 HELPER_DEPTH = 3
-# Decorators of nested functions taken to call the function when it is
-# called (nova's locks); any other decorator may not.
-TRANSPARENT_DECORATORS = ('synchronized', 'lock', 'wraps')
+# Decorators taken to call the function they wrap, each time it is called,
+# with the arguments it was given: nova's locks, and the decorators of
+# ComputeManager's methods, which record an action event, a fault or a
+# notification and re-raise. Any other decorator may not call it at all.
+TRANSPARENT_DECORATORS = ('synchronized', 'lock', 'wraps', 'wrap_exception',
+                          'wrap_instance_event', 'wrap_instance_fault',
+                          'reverts_task_state', 'expected_exceptions')
+# The one of them that saves the instance when the function raises: it
+# sets task_state back to None and saves (through _instance_update).
+SAVES_ON_ERROR = 'reverts_task_state'
+
+
+def not_run(function):
+    """Why calling ``function`` may not run its body, or None.
+
+    A decorator the check does not know, an ``async def`` (a call makes a
+    coroutine, run only when awaited) or a generator function (a call
+    makes a generator, run only as it is iterated).
+    """
+    if isinstance(function, classes.Unmodeled):
+        return function.why
+    odd = [d for d in getattr(function, 'decorator_list', ())
+           if decorator_name(d) not in TRANSPARENT_DECORATORS]
+    if odd:
+        return ('decorated with @%s, which the check does not know to call '
+                'it' % ast.unparse(odd[0]))
+    if isinstance(function, ast.AsyncFunctionDef):
+        return ('an async def: calling it only makes a coroutine, which runs '
+                'none of its body until awaited')
+    if _yields(function):
+        return ('a generator function: calling it runs none of its body '
+                'until the generator is iterated')
+    return None
+
+
+def _yields(function):
+    """True if ``function`` itself (not a function inside it) yields."""
+    body = function.body
+    todo = list(body) if isinstance(body, list) else [body]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.Yield, ast.YieldFrom, ast.Await)):
+            return True
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef,
+                                 ast.Lambda, ast.ClassDef)):
+            todo.extend(ast.iter_child_nodes(node))
+    return False
+
+
+def saves_on_error(function):
+    """True if a decorator of ``function`` saves the instance on an error."""
+    return any(decorator_name(d) == SAVES_ON_ERROR
+               for d in getattr(function, 'decorator_list', ()))
 
 
 def decorator_name(decorator):
@@ -81,10 +132,14 @@ class Calls(object):
         if (isinstance(func, ast.Attribute) and
                 isinstance(func.value, ast.Name) and func.value.id == 'self'):
             method = self.methods.get(func.attr)
-            if func.attr == values.UPDATE_AND_SAVE:
+            if func.attr == values.UPDATE_AND_SAVE and not isinstance(
+                    method, classes.Unmodeled):
                 return 'external', None, None
             if method is None:
                 return 'undefined', None, None
+            why = not_run(method)
+            if why is not None:
+                return 'opaque', method, 'self.%s is %s' % (func.attr, why)
             if method in ctx.stack:
                 return 'opaque', method, (
                     'self.%s calls itself again; the check does not follow '
@@ -100,12 +155,9 @@ class Calls(object):
                 return 'external', None, None
             if function in ctx.stack:
                 return 'opaque', function, '%s calls itself' % func.id
-            odd = [d for d in getattr(function, 'decorator_list', ())
-                   if decorator_name(d) not in TRANSPARENT_DECORATORS]
-            if odd:
-                return 'decorated', function, (
-                    'decorated with @%s, which may not call it'
-                    % ast.unparse(odd[0]))
+            why = not_run(function)
+            if why is not None:
+                return 'decorated', function, why
             return 'nested', function, None
         return 'external', None, None
 
@@ -130,8 +182,9 @@ class Calls(object):
         scope = steps_mod.Scope(next(self._scopes), function,
                                 parent=None if helper else ctx.scope)
         returns = []
+        raise_to = self.reverter(function, scope, call, stmt, ctx)
         inner = steps_mod.Context(scope, function, ctx.where + (
-            steps_mod.Location(call, stmt, ctx.function),), ctx.raise_to,
+            steps_mod.Location(call, stmt, ctx.function),), raise_to,
             returns.extend, None, None, ctx.depth + (1 if helper else 0),
             ctx.stack + (function,), ctx.live | {scope.ident})
         name = ast.unparse(call.func)
@@ -146,6 +199,22 @@ class Calls(object):
                           out + returns, text='back from %s' % name)
         return [(leave, None)]
 
+    def reverter(self, function, scope, node, stmt, ctx):
+        """Where an exception inside ``function`` goes first.
+
+        For a function decorated with ``@reverts_task_state``, a step that
+        saves the instance it was given, then lets the exception go on;
+        otherwise where exceptions go already.
+        """
+        if not saves_on_error(function):
+            return ctx.raise_to
+        step = self.step(('revert-save', scope), node, stmt, ctx,
+                         text='@%s saves the instance after the exception'
+                         % SAVES_ON_ERROR, may_raise=True)
+        # The function's names are still there when the decorator runs.
+        step.live = ctx.live | {scope.ident}
+        return step
+
 
 def _frees(node):
     return isinstance(node, ast.Attribute) and (
@@ -159,7 +228,12 @@ def _saves(node):
 
 
 def _mentions(function, methods, predicate, seen=None):
-    """Whether ``function``, or a helper it calls, has a matching node."""
+    """Whether ``function``, or a helper it calls, has a matching node.
+
+    A method bound out of the check's sight may do anything.
+    """
+    if isinstance(function, classes.Unmodeled):
+        return True
     seen = set() if seen is None else seen
     seen.add(function)
     for node in ast.walk(function):
@@ -181,7 +255,7 @@ def mentions_free(function, methods):
 
 def _describe(function, methods, why):
     """``(display, may free, may save)`` for a function run out of sight."""
-    name = getattr(function, 'name', 'the lambda at line %d'
-                   % function.lineno)
+    name = getattr(function, 'name', None) or (
+        'the lambda at line %d' % function.lineno)
     return ('%s (%s)' % (name, why), _mentions(function, methods, _frees),
             _mentions(function, methods, _saves))

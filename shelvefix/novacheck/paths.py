@@ -182,6 +182,47 @@ class Exploration(object):
         else:
             self.doubtful.append(Finding(key, event))
 
+    def keys(self):
+        """Every ``(step, state)`` pair explored."""
+        return list(self._after)
+
+    def normal_successors(self, key):
+        """Successors of ``key`` along its own edges, no exception raised.
+
+        (A ``raise`` statement's edge to its handler is its own.)
+        """
+        step, _state = key
+        after = self._after[key]
+        for succ, label in step.succ:
+            yield (succ, events.forget(after, succ.live)), label
+
+    def reach(self, start, stop):
+        """Every path from ``start`` along normal edges, until ``stop``.
+
+        :param stop: ``stop(key)`` true ends a path at ``key``; so does a
+            step with no normal successor (the method left)
+        :returns: ``{key: pairs}`` for each key a path ended at, ``pairs``
+            the ``(key, label)`` path from ``start`` to it
+        """
+        parent = {start: None}
+        queue = collections.deque([start])
+        ends = {}
+        while queue:
+            key = queue.popleft()
+            following = [] if stop(key) else list(
+                self.normal_successors(key))
+            if not following:
+                pairs = [(key, None)]
+                while parent[pairs[-1][0]] is not None:
+                    pairs.append(parent[pairs[-1][0]])
+                ends[key] = pairs[::-1]
+                continue
+            for nxt, label in following:
+                if nxt not in parent:
+                    parent[nxt] = (key, label)
+                    queue.append(nxt)
+        return ends
+
     @property
     def states(self):
         """How many ``(step, state)`` pairs were explored."""
@@ -304,9 +345,13 @@ class Exploration(object):
                         len(step.where) - 1)
 
 
-def explore(graph):
-    """Walk every path of ``graph``; returns an :class:`Exploration`."""
-    semantics = events.Semantics()
+def explore(graph, semantics=None):
+    """Walk every path of ``graph``; returns an :class:`Exploration`.
+
+    :param semantics: what steps do (an :class:`events.Semantics`; the
+        allocations freed, by default)
+    """
+    semantics = semantics or events.Semantics()
     found = Exploration(graph)
     start = (graph.entry, events.initial_state(graph.instance_key))
     found._parent[start] = None

@@ -45,6 +45,23 @@ class ManagerFile(object):
         self.version = version
         self.member = member
 
+    def sibling(self, name):
+        """The file ``name`` of the same ``nova/compute`` directory.
+
+        ``resource_tracker.py`` or ``vm_states.py``, from the same tree,
+        package directory or archive (for a ``manager.py`` given alone,
+        from the directory it is in). Whether it exists is found out when
+        it is read.
+        """
+        if self.member is not None:
+            member = self.member[:-len('manager.py')] + name
+            return ManagerFile(self.filename, self.display[:-len(
+                'manager.py')] + name, self.version, member)
+        filename = os.path.join(os.path.dirname(self.filename), name)
+        display = (os.path.join(os.path.dirname(self.display), name)
+                   if self.display == MANAGER_RELPATH else filename)
+        return ManagerFile(filename, display, self.version)
+
     def _bytes(self):
         if self.member is None:
             with open(self.filename, 'rb') as f:

@@ -10,6 +10,8 @@ way Python binds it.
 import ast
 import collections
 
+from shelvefix.novacheck import classes
+
 CLASS_NAME = 'ComputeManager'
 METHOD_NAME = '_shelve_offload_instance'
 
@@ -175,23 +177,38 @@ def find_method(tree, class_name=CLASS_NAME, method_name=METHOD_NAME):
     """The class and method definitions, as Python would bind them.
 
     A later definition of the same name replaces an earlier one at import
-    time, so the last one wins here too.
+    time, so the last one wins here too; bindings the check does not follow
+    (see :mod:`shelvefix.novacheck.classes`) give an
+    :class:`~shelvefix.novacheck.classes.Unmodeled` instead of a
+    definition.
 
     :returns: ``(class_def, function_def)``, either None when missing
     """
-    cls = None
-    for node in tree.body:
-        if isinstance(node, ast.ClassDef) and node.name == class_name:
-            cls = node
+    cls, trouble = classes.find_class(tree, class_name)
     if cls is None:
         return None, None
-    return cls, methods_of(cls).get(method_name)
+    if trouble is not None:
+        return cls, trouble
+    return cls, methods_of(cls, tree).get(method_name)
 
 
-def methods_of(cls):
-    """The methods of a class body, by name (the last definition wins)."""
-    return {node.name: node for node in cls.body
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
+def methods_of(cls, tree=None):
+    """The methods of a class body by name, as the class binds them.
+
+    :param tree: the module, when module-level code after the class may
+        patch it
+    :returns: a dict of definitions and
+        :class:`~shelvefix.novacheck.classes.Unmodeled` values
+    """
+    methods = classes.class_methods(cls)
+    if tree is not None:
+        patched = classes.patched_attributes(tree, cls.name,
+                                             cls.end_lineno)
+        everything = patched.pop('*', None)
+        if everything is not None:
+            methods = dict.fromkeys(methods, everything)
+        methods.update(patched)
+    return methods
 
 
 def instance_parameter(method):

@@ -29,6 +29,23 @@ OFFLOADED = 'offloaded'
 OTHER_STATE = 'other-state'
 SAVER = 'saver'
 FREER = 'freer'
+# nova's resource tracker and report client, the objects whose free
+# methods free placement allocations; a free method on anything else
+# proves nothing.
+TRACKER = 'tracker'
+REPORT_CLIENT = 'report-client'
+UNTRUSTED_FREER = 'untrusted-freer'
+# A ``self.`` attribute the method re-bound to something the check does
+# not follow (so no longer what the class set it to).
+REBOUND = 'rebound'
+SCHEDULER_CLIENT = 'scheduler-client'
+# How nova's ComputeManager reaches them.
+TRACKER_ATTRIBUTES = ('rt', '_resource_tracker')
+TRACKER_ACCESSOR = '_get_resource_tracker'
+REPORT_CLIENT_ATTRIBUTES = ('reportclient',)
+# Queens and before: self.scheduler_client.reportclient.
+SCHEDULER_CLIENT_ATTRIBUTE = 'scheduler_client'
+RECEIVERS = (TRACKER, REPORT_CLIENT)
 FIELDS_OFFLOADED = 'fields-offloaded'
 FIELDS_OTHER = 'fields-other'
 FIELDS_NONE = 'fields-none'
@@ -75,7 +92,9 @@ def classify(expr, scope, bindings):
     if key is not None:
         found = [kind for k, kind in bindings if k == key]
         if found:
-            return found[0]
+            return None if found[0] == REBOUND else found[0]
+        if key[0] == 'self':
+            return _self_attribute(key[1])
     if isinstance(expr, ast.Name):
         return None
     if _is_state_constant(expr):
@@ -86,8 +105,11 @@ def classify(expr, scope, bindings):
             return UUID
         if owner == INSTANCE and expr.attr == 'save':
             return SAVER
+        if (owner in (TRACKER, SCHEDULER_CLIENT) and
+                expr.attr in REPORT_CLIENT_ATTRIBUTES):
+            return REPORT_CLIENT
         if expr.attr in FREE_METHODS:
-            return FREER
+            return FREER if owner in RECEIVERS else UNTRUSTED_FREER
         return None
     if isinstance(expr, ast.Subscript):
         if (classify(expr.value, scope, bindings) == INSTANCE and
@@ -108,12 +130,27 @@ def classify(expr, scope, bindings):
     return None
 
 
+def _self_attribute(name):
+    """What ``self.name`` is, the method not having re-bound it."""
+    if name in TRACKER_ATTRIBUTES:
+        return TRACKER
+    if name in REPORT_CLIENT_ATTRIBUTES:
+        return REPORT_CLIENT
+    if name == SCHEDULER_CLIENT_ATTRIBUTE:
+        return SCHEDULER_CLIENT
+    return None
+
+
 def _call_result(call, scope, bindings):
     func = call.func
     if not isinstance(func, ast.Attribute):
         if isinstance(func, ast.Name) and func.id == 'dict':
             return keywords_kind(call.keywords, scope, bindings)
         return None
+    if (func.attr == TRACKER_ACCESSOR and isinstance(func.value, ast.Name)
+            and func.value.id == 'self' and not call.args and
+            not call.keywords):
+        return TRACKER
     if func.attr == 'get_by_uuid':
         # A fresh copy of the same database row is the same instance.
         values = list(call.args) + [k.value for k in call.keywords]

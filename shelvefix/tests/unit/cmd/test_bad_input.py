@@ -160,6 +160,8 @@ CASES = [
     ('check not utf-8', ['check', '{notutf8}'], 'not UTF-8'),
     ('check json and missing', ['check', '--json', '{tmp}/missing'],
      'does not exist'),
+    ('check unknown bug', ['check', '{tmp}', '--bug', '999'],
+     "argument --bug: invalid choice: '999'"),
     # -- contract and timeline --------------------------------------------
     ('contract unknown scenario', ['contract', '--scenario', 'nope'],
      'nope'),

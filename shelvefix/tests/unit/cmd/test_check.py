@@ -11,6 +11,7 @@ import testtools
 from shelvefix.cmd import main
 from shelvefix.novacheck import check
 from shelvefix.novacheck import source
+from shelvefix.tests.unit.novacheck import corpus
 from shelvefix.tests.unit.novacheck import shapes
 
 
@@ -41,7 +42,13 @@ class CheckCommandTestCase(testtools.TestCase):
         self.assertEqual('nova/compute/manager.py (%s)'
                          % os.path.join(self.root, 'nova', 'compute',
                                         'manager.py'), lines[0])
-        self.assertTrue(lines[1].startswith('FIXED: '))
+        # One line per fix, then bug 1798688's verdict in full.
+        self.assertEqual(['bug 1798688', 'bug 2025480', 'bug 1862633',
+                          'host lost'], [line[:12].strip()
+                                         for line in lines[1:5]])
+        self.assertTrue(lines[1].startswith('bug 1798688  FIXED  '))
+        self.assertEqual('', lines[5])
+        self.assertTrue(lines[6].startswith('FIXED: '))
         self.assertIn('  frees allocations: nova/compute/manager.py:%d: '
                       'self.rt.delete_allocation_for_shelve_offloaded_'
                       'instance(context, instance)'
@@ -62,6 +69,29 @@ class CheckCommandTestCase(testtools.TestCase):
         self.assertEqual(('fixed', 0, path, path),
                          (data['status'], data['exit_code'], data['file'],
                           data['path']))
+
+    def test_bug_asks_which_fixes_decide_the_exit_status(self):
+        # nova 34's manager alone: 1798688 fixed, host lost missing; no
+        # resource tracker beside it, so 2025480 cannot be told.
+        self.tree(corpus.NOVA_34_MANAGER)
+        for argv, expected in (((), 0), (('--bug', '1798688'), 0),
+                               (('--bug', '2025480'), 2),
+                               (('--bug', 'host-lost'), 1),
+                               (('--bug', '1798688', '--bug', 'host-lost'),
+                                1),
+                               (('--bug', 'all'), 2)):
+            rc, out, err = self.run_check(self.root, *argv)
+            self.assertEqual((expected, ''), (rc, err), argv)
+        rc, out, _err = self.run_check(self.root, '--bug', 'host-lost',
+                                       '--json')
+        data = json.loads(out)
+        self.assertEqual((1, ['host-lost'], 'fixed', 'missing', 'unknown'),
+                         (data['exit_code'], data['asked'],
+                          data['fixes']['1798688']['status'],
+                          data['fixes']['host-lost']['status'],
+                          data['fixes']['2025480']['status']))
+        self.assertIn('resource_tracker.py',
+                      data['fixes']['2025480']['reason'])
 
     def test_missing_path_exits_2_with_one_line_on_stderr(self):
         missing = os.path.join(self.root, 'nowhere')

@@ -372,8 +372,9 @@ class ControlFlowTestCase(testtools.TestCase):
         result = check.check_source(text)
         self.assertEqual(check.UNKNOWN, result.status)
         self.assertIn('free (decorated with @retrying.retry(stop_max_'
-                      'attempt_number=3), which may not call it) may free '
-                      'the allocations when it is called', result.reason)
+                      'attempt_number=3), which the check does not know to '
+                      'call it) may free the allocations when it is called',
+                      result.reason)
         for statements in (
                 ['callbacks.append(lambda: %s(context, instance))' % FREE],
                 ['def free():', '    %s(context, instance)' % FREE,

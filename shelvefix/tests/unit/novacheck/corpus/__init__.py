@@ -25,19 +25,34 @@ The kinds of variant, in the order :func:`variants` returns them:
 * :mod:`.nested_functions` - nested functions and lambdas;
 * :mod:`.state_setting` - other ways of setting the state;
 * :mod:`.with_and_match` - with and match statements;
-* :mod:`.missing_and_duplicates` - missing pieces, duplicate methods.
+* :mod:`.missing_and_duplicates` - missing pieces, duplicate methods;
+* :mod:`.receivers`, :mod:`.receivers_2` - the free called on receivers
+  that may not be the resource tracker or the report client;
+* :mod:`.not_run`, :mod:`.not_run_2` - the free in functions that do not
+  run when called, and nova's decorators, which do run them;
+* :mod:`.class_body` - the method's or a helper's name bound again in the
+  class body, or the method or class replaced after the class;
+* :mod:`.finally_return`, :mod:`.finally_return_2` - return, break and
+  continue through a ``finally`` that saves or frees.
 """
 
 from shelvefix.tests.unit.novacheck.corpus import aliases
 from shelvefix.tests.unit.novacheck.corpus import branches
+from shelvefix.tests.unit.novacheck.corpus import class_body
 from shelvefix.tests.unit.novacheck.corpus import dead_code
 from shelvefix.tests.unit.novacheck.corpus import early_saves
+from shelvefix.tests.unit.novacheck.corpus import finally_return
+from shelvefix.tests.unit.novacheck.corpus import finally_return_2
 from shelvefix.tests.unit.novacheck.corpus import helpers
 from shelvefix.tests.unit.novacheck.corpus import loops
 from shelvefix.tests.unit.novacheck.corpus import missing_and_duplicates
 from shelvefix.tests.unit.novacheck.corpus import nested_functions
+from shelvefix.tests.unit.novacheck.corpus import not_run
+from shelvefix.tests.unit.novacheck.corpus import not_run_2
 from shelvefix.tests.unit.novacheck.corpus import nova_18_3
 from shelvefix.tests.unit.novacheck.corpus import nova_34
+from shelvefix.tests.unit.novacheck.corpus import receivers
+from shelvefix.tests.unit.novacheck.corpus import receivers_2
 from shelvefix.tests.unit.novacheck.corpus import registry
 from shelvefix.tests.unit.novacheck.corpus import releases
 from shelvefix.tests.unit.novacheck.corpus import state_setting
@@ -56,12 +71,21 @@ NOVA_18_3_MANAGER = nova_18_3.MANAGER
 UNPARSABLE = ('syntax_error',)
 # The variants without the method, or without its class.
 NO_METHOD = ('method_missing', 'class_missing')
+# The variants whose module does not hold exactly one ComputeManager class
+# with a plain (not async) def of the method in its body.
+ODD_CLASS = ('method_async_awaits_helper', 'second_class_legacy',
+             'second_class_fixed')
 
 # Importing the variant modules is what registers their variants; this is
 # the order variants() lists them in (imports must stay alphabetical).
 KINDS = (releases, helpers, early_saves, aliases, branches, try_except,
          dead_code, loops, nested_functions, state_setting, with_and_match,
-         missing_and_duplicates)
+         missing_and_duplicates, receivers, receivers_2, not_run, not_run_2,
+         class_body, finally_return, finally_return_2)
+
+
+# Which module (its last name) defines each variant.
+MODULE_OF = registry.module_of()
 
 
 def variants():

@@ -57,3 +57,9 @@ def variants(modules):
     entries = sorted(_REGISTRY, key=module_index)
     return [Variant(name, ' '.join(doc.split()), build(), verdict, why)
             for name, doc, build, verdict, why in entries]
+
+
+def module_of():
+    """Each registered variant's module, by its last name: name -> module."""
+    return {name: build.__module__.rsplit('.', 1)[-1]
+            for name, _doc, build, _verdict, _why in _REGISTRY}
