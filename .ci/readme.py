@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
-"""Run README.rst's examples, so that none of them can rot.
+"""Run the examples of README.rst and of the guide, so that none can rot.
 
-Every literal block of README.rst follows a comment saying what it is
-(an RST comment: it does not show on the rendered page)::
+The pages are README.rst, then every page of the guide (``doc/source``,
+``*.rst``, in path order). Every literal block (``::``, or a
+``code-block`` directive) follows a comment saying what it is (an RST
+comment: it does not show on the rendered page)::
 
     .. ci: quickstart   the quick start's two commands, printed one per
                         line by ``readme.py quickstart`` for .ci/run
@@ -32,12 +34,16 @@ be added without being run. A time, a rate or a ratio that depends on the
 machine belongs in a ``figures`` block (or in the command's own output),
 never in prose: there, CI shows it beside the figure it measures.
 
+Each page starts with a fresh notion of "the last command": an
+``output`` block judges the commands of its own page.
+
 Usage::
 
     readme.py quickstart        print the quick start's commands
     readme.py run [WORD ...]    run every example (or those whose text
                                 holds a WORD); a summary at the end
     readme.py list              the examples, one line each
+    readme.py pages             the pages read, one per line
 
 Only the standard library is used: this runs before anything is installed.
 """
@@ -53,6 +59,7 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 README = os.path.join(ROOT, 'README.rst')
+GUIDE = os.path.join(ROOT, 'doc', 'source')
 VENV_BIN = os.path.join(ROOT, '.venv', 'bin')
 KINDS = ('quickstart', 'run', 'output', 'figures', 'python', 'config',
          'skip')
@@ -62,14 +69,19 @@ OUTPUT_KINDS = ('output', 'figures')
 NUMBER = re.compile(r'\d+(?:,\d{3})*(?:\.\d+)?')
 COMMAND_TIMEOUT = 1800
 
-Block = collections.namedtuple('Block', ['kind', 'argument', 'text', 'line'])
+Block = collections.namedtuple('Block', ['kind', 'argument', 'text', 'line',
+                                         'page'])
+Block.__new__.__defaults__ = ('README.rst',)
+# A directive whose content is a literal block.
+CODE_DIRECTIVE = re.compile(r'^\s*\.\. (code-block|code|sourcecode|literalinclude)'
+                            r'::')
 
 
 class ReadmeError(Exception):
     """README.rst breaks the rules above."""
 
 
-def blocks(text):
+def blocks(text, page='README.rst'):
     """The literal blocks of an RST text, with their ``ci`` comments.
 
     :returns: a list of :class:`Block`
@@ -90,6 +102,9 @@ def blocks(text):
             pending = (match.group(1), match.group(2).strip(), index + 1)
             index += 1
             continue
+        if CODE_DIRECTIVE.match(line) and pending is None:
+            raise ReadmeError('line %d: a %s without a ".. ci:" comment '
+                              'before it' % (index + 1, line.strip()))
         if line.endswith('::') and not line.lstrip().startswith('..'):
             body, index = _literal_block(lines, index + 1)
             if body is None:
@@ -97,7 +112,8 @@ def blocks(text):
             if pending is None:
                 raise ReadmeError('line %d: a literal block without a '
                                   '".. ci:" comment before it' % index)
-            found.append(Block(pending[0], pending[1], body, pending[2]))
+            found.append(Block(pending[0], pending[1], body, pending[2],
+                               page))
             pending = None
             continue
         index += 1
@@ -121,9 +137,30 @@ def _literal_block(lines, index):
     return '\n'.join(body), index
 
 
-def read_blocks(path=README):
-    with open(path) as f:
-        return blocks(f.read())
+def pages():
+    """README.rst, then the guide's pages, as paths from the clone's root."""
+    found = ['README.rst']
+    for directory, _dirs, files in sorted(os.walk(GUIDE)):
+        for name in sorted(files):
+            if name.endswith('.rst'):
+                found.append(os.path.relpath(os.path.join(directory, name),
+                                             ROOT))
+    return found
+
+
+def read_blocks(paths=None):
+    """The blocks of every page (or of ``paths``), page by page.
+
+    :raises ReadmeError: as :func:`blocks`, naming the page
+    """
+    found = []
+    for page in paths or pages():
+        with open(os.path.join(ROOT, page)) as f:
+            try:
+                found.extend(blocks(f.read(), page))
+            except ReadmeError as e:
+                raise ReadmeError('%s: %s' % (page, e))
+    return found
 
 
 def quickstart(found):
@@ -132,6 +169,10 @@ def quickstart(found):
     :raises ReadmeError: not exactly one such block of two commands
     """
     starts = [b for b in found if b.kind == 'quickstart']
+    if any(b.page != 'README.rst' for b in starts):
+        raise ReadmeError('the quick start belongs in README.rst, not in %s'
+                          % ', '.join(b.page for b in starts
+                                      if b.page != 'README.rst'))
     if len(starts) != 1:
         raise ReadmeError('README needs exactly one quick start block, has '
                           '%d' % len(starts))
@@ -261,7 +302,11 @@ def run(found, words=(), out=sys.stdout):
                                           seconds, detail))
         out.flush()
 
+    page = None
     for block in found:
+        if block.page != page:
+            page, last_output, last_ran = block.page, None, False
+        where = '%s:%d' % (block.page, block.line)
         if words and block.kind not in OUTPUT_KINDS and not any(
                 word in block.text for word in words):
             last_ran = False
@@ -279,21 +324,19 @@ def run(found, words=(), out=sys.stdout):
             missing = output_matches(block.text, last_output or '')
             if missing is None:
                 passed += 1
-                report(True, 'output as README shows (line %d)'
-                       % block.line, 0)
+                report(True, 'output as %s shows' % where, 0)
             else:
                 failed += 1
-                report(False, 'output as README shows (line %d)'
-                       % block.line, 0, ': no line matches %r; it printed:'
+                report(False, 'output as %s shows' % where, 0,
+                       ': no line matches %r; it printed:'
                        '\n%s' % (missing, last_output))
             continue
         if block.kind == 'figures':
             if not last_ran:
                 continue
             pairs, missing = figures_match(block.text, last_output or '')
-            what = 'figures README quotes (line %d%s)' % (
-                block.line, ', %s' % block.argument if block.argument
-                else '')
+            what = 'figures %s quotes%s' % (
+                where, ' (%s)' % block.argument if block.argument else '')
             if missing is None:
                 passed += 1
                 report(True, what, 0, ', beside this run\'s:')
@@ -303,11 +346,12 @@ def run(found, words=(), out=sys.stdout):
                        '\n%s' % (missing, last_output))
             for said, measured, same in pairs:
                 if same:
-                    out.write('       README says, measured too: %s\n'
-                              % said)
+                    out.write('       %s says, measured too: %s\n'
+                              % (block.page, said))
                 else:
-                    out.write('       README says: %s\n'
-                              '       measured:    %s\n' % (said, measured))
+                    out.write('       %s says: %s\n'
+                              '       measured: %s\n' % (block.page, said,
+                                                       measured))
             out.flush()
             continue
         if block.kind in ('python', 'config'):
@@ -315,7 +359,7 @@ def run(found, words=(), out=sys.stdout):
                              _config)(block, env)
             ok = proc.returncode == 0
             passed, failed = passed + ok, failed + (not ok)
-            report(ok, '%s example at line %d' % (block.kind, block.line),
+            report(ok, '%s example at %s' % (block.kind, where),
                    seconds, '' if ok else ':\n%s%s' % (proc.stdout,
                                                        proc.stderr))
             continue
@@ -327,16 +371,17 @@ def run(found, words=(), out=sys.stdout):
             passed, failed = passed + ok, failed + (not ok)
             last_output, last_ran = proc.stdout + proc.stderr, True
             report(ok, '$ %s -> %d' % (command, proc.returncode), seconds,
-                   '' if ok else ' (README says %d):\n%s' % (
-                       expected, (proc.stdout + proc.stderr)[-4000:]))
-    out.write('README examples: %d passed, %d failed, %d skipped\n'
+                   '' if ok else ' (%s says %d):\n%s' % (
+                       where, expected, (proc.stdout + proc.stderr)[-4000:]))
+    out.write('examples: %d passed, %d failed, %d skipped\n'
               % (passed, failed, skipped))
     return passed, failed, skipped
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    parser.add_argument('action', choices=('quickstart', 'run', 'list'))
+    parser.add_argument('action', choices=('quickstart', 'run', 'list',
+                                           'pages'))
     parser.add_argument('words', nargs='*')
     args = parser.parse_args(argv)
     try:
@@ -346,12 +391,15 @@ def main(argv=None):
             return 0
         if args.action == 'list':
             for block in found:
-                print('%4d %-10s %s' % (block.line, block.kind,
-                                        block.text.splitlines()[0]))
+                print('%s:%d %-10s %s' % (block.page, block.line, block.kind,
+                                          block.text.splitlines()[0]))
+            return 0
+        if args.action == 'pages':
+            print('\n'.join(pages()))
             return 0
         quickstart(found)
     except ReadmeError as e:
-        sys.stderr.write('README.rst: %s\n' % e)
+        sys.stderr.write('%s\n' % e)
         return 2
     _passed, failed, _skipped = run(found, args.words)
     return 1 if failed else 0

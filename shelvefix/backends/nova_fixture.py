@@ -17,7 +17,7 @@ One line in a test::
 
 in place of ``func_fixtures.PlacementFixture()``, or every test at once
 with :func:`use_in_nova` (``tools/nova_functional.py`` does that in each
-stestr worker; see ``doc/nova-functional.rst``).
+stestr worker; see ``doc/source/nova-functional.rst``).
 
 A "database" of the double is a
 :class:`~shelvefix.placement.objects.state.PlacementState`, keyed as

@@ -6,7 +6,7 @@ at once with "database is locked", whatever the busy timeout: the second
 one cannot wait for a lock the first holds while it holds a read lock the
 first needs. Placement's writes all read first, so under two gunicorn
 workers some fail; one of them, the consumer clean-up of ``DELETE
-/allocations``, leaves a ghost consumer behind (see README, "Ghost
+/allocations``, leaves a ghost consumer behind (see the guide, "Ghost
 consumers").
 
 :func:`serialise_writers` makes every sqlite transaction of the process

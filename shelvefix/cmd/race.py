@@ -74,7 +74,7 @@ def add_arguments(parser):
     parser.add_argument(
         '--no-reduce', action='store_true',
         help='explore every interleaving, not one per class of equivalent '
-             'interleavings (see "The race, explored" in README)')
+             'interleavings (see "How the explorer works" in the guide)')
     parser.add_argument(
         '--workers', type=int, metavar='N',
         help='processes that explore at once (default: one per CPU with '

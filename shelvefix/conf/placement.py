@@ -116,11 +116,11 @@ def load_adapter(conf, **kwargs):
     keystoneauth1's options are registered first (see
     :func:`register_ksa_opts`).
 
-    :param conf: an oslo.config ``ConfigOpts``
     Every request is bounded in time (:func:`request_timeout`): a
     placement that accepts connections and never answers is an error
     after that long, not a hang.
 
+    :param conf: an oslo.config ``ConfigOpts``
     :param kwargs: passed on to the adapter (``raise_exc=False``...)
     :returns: the adapter; its ``session`` is the keystoneauth1 session
     :raises keystoneauth1.exceptions.ClientException: the auth or session

@@ -21,7 +21,7 @@ def require_version(req, minimum, status=404):
     :param req: the request.
     :param minimum: the ``(major, minor)`` the handler appeared in.
     :param status: what placement answers below it (404, or 405).
-    :raises NotFound: below ``minimum`` with ``status`` 404.
+    :raises errors.NotFound: below ``minimum`` with ``status`` 404.
     :raises MethodNotAllowed: below ``minimum`` with ``status`` 405.
     """
     if not req.version.matches(minimum):
@@ -49,7 +49,7 @@ def read_provider(req, read, detail):
     :param detail: placement's 404 detail for this route, formatted with
         the uuid and the domain error.
     :returns: ``(uuid, what read returned)``
-    :raises NotFound: no such provider.
+    :raises errors.NotFound: no such provider.
     """
     uuid = req.params['uuid']
     try:

@@ -11,7 +11,7 @@ def for_provider(req, state):
 
     :param req: the request.
     :param state: the placement state.
-    :raises NotFound: unknown provider.
+    :raises ~shelvefix.placement.errors.NotFound: unknown provider.
     """
     common.check_accept(req)
     _uuid, (generation, usages) = common.read_provider(
@@ -26,7 +26,7 @@ def totals(req, state):
 
     :param req: the request.
     :param state: the placement state.
-    :raises NotFound: before microversion 1.9.
+    :raises ~shelvefix.placement.errors.NotFound: before microversion 1.9.
     :raises BadRequest: invalid query parameters.
     """
     common.require_version(req, (1, 9))

@@ -266,7 +266,7 @@ class SchedulerReportClient(writes.AllocationWrites,
         (the conflict is raised). If it still holds none, send the
         generation placement reported once: placement checks it, so the
         write fails if anything changed the consumer meanwhile. Nothing
-        anyone wrote can be overwritten. See README, "Ghost consumers".
+        anyone wrote can be overwritten. See the guide, "Ghost consumers".
 
         :raises AllocationUpdateConflict: ``conflict``, or the retry's
         """

@@ -1,6 +1,7 @@
-"""README.rst's examples: each is marked, and the Python ones run.
+"""The examples of README.rst and the guide: marked, and the Python ones run.
 
-``.ci/readme.py`` runs every example of README.rst in CI (commands take
+``.ci/readme.py`` runs every example of README.rst and of the guide's
+pages (``doc/source``) in CI (commands take
 minutes and a virtualenv); here, the fast part: every literal block says
 what it is, the quick start has its two commands, each Python example runs
 in this process's interpreter, and each configuration example loads.
@@ -78,6 +79,19 @@ class ReadmeTestCase(testtools.TestCase):
                 f.write(block.text + '\n')
             conf.load_config_files([path])
 
+    def test_the_guide_is_read_too(self):
+        pages = {block.page for block in self.blocks}
+        self.assertIn('README.rst', pages)
+        self.assertIn(os.path.join('doc', 'source', 'commands', 'check.rst'),
+                      pages)
+        e = self.assertRaises(self.readme.ReadmeError, self.readme.blocks,
+                              '.. code-block:: python\n\n    x = 1\n')
+        self.assertIn('without a ".. ci:" comment', str(e))
+        moved = [b._replace(page='doc/source/x.rst') if b.kind ==
+                 'quickstart' else b for b in self.blocks]
+        self.assertRaises(self.readme.ReadmeError, self.readme.quickstart,
+                          moved)
+
     def test_output_matching(self):
         match = self.readme.output_matches
         self.assertIsNone(match('a  b\n...d', 'x a b y\nc\nd e'))
@@ -108,6 +122,6 @@ class ReadmeTestCase(testtools.TestCase):
             '.. ci: figures measured on 2 cores\n\n::\n\n    ratio 4.9x\n')
         out = io.StringIO()
         self.assertEqual((2, 0, 0), self.readme.run(readme, out=out))
-        self.assertIn('README says: ratio 4.9x\n', out.getvalue())
-        self.assertIn('measured:    ratio 11.5x\n', out.getvalue())
+        self.assertIn('README.rst says: ratio 4.9x\n', out.getvalue())
+        self.assertIn('measured: ratio 11.5x\n', out.getvalue())
         self.assertTrue(any(b.kind == 'figures' for b in self.blocks))

@@ -13,7 +13,8 @@ import testtools
 import shelvefix
 
 ROOT = os.path.dirname(shelvefix.__file__)
-README = os.path.join(os.path.dirname(ROOT), 'README.rst')
+CONTRIBUTOR = os.path.join(os.path.dirname(ROOT), 'doc', 'source',
+                           'contributor.rst')
 MAX_LINES = 400
 CONFLICT_TEXT = 'consumer generation conflict'
 
@@ -174,16 +175,16 @@ class LayoutTestCase(testtools.TestCase):
                                  if CONFLICT_TEXT in n.value.lower()]))
 
 
-class ReadmeLayoutTestCase(testtools.TestCase):
-    """README's Layout table names every package and top-level module."""
+class GuideLayoutTestCase(testtools.TestCase):
+    """The guide's Layout table names every package and top-level module."""
 
     def setUp(self):
         super().setUp()
-        if not os.path.exists(README):
-            self.skipTest('no README.rst beside the package (installed)')
+        if not os.path.exists(CONTRIBUTOR):
+            self.skipTest('no doc/source beside the package (installed)')
 
     def listed(self):
-        with open(README) as f:
+        with open(CONTRIBUTOR) as f:
             text = f.read()
         section = text.split('\nLayout\n======\n', 1)[1].splitlines()
         # A simple table: a border, the rows, a border.
