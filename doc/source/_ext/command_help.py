@@ -10,8 +10,8 @@ import subprocess
 import sys
 
 from docutils import nodes
-from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
+from sphinx.util import logging
 
 LOG = logging.getLogger(__name__)
 TIMEOUT = 60
