@@ -73,8 +73,8 @@ Block = collections.namedtuple('Block', ['kind', 'argument', 'text', 'line',
                                          'page'])
 Block.__new__.__defaults__ = ('README.rst',)
 # A directive whose content is a literal block.
-CODE_DIRECTIVE = re.compile(r'^\s*\.\. (code-block|code|sourcecode|literalinclude)'
-                            r'::')
+CODE_DIRECTIVE = re.compile(
+    r'^\s*\.\. (code-block|code|sourcecode|literalinclude)::')
 
 
 class ReadmeError(Exception):
@@ -350,8 +350,8 @@ def run(found, words=(), out=sys.stdout):
                               % (block.page, said))
                 else:
                     out.write('       %s says: %s\n'
-                              '       measured: %s\n' % (block.page, said,
-                                                       measured))
+                              '       measured: %s\n'
+                              % (block.page, said, measured))
             out.flush()
             continue
         if block.kind in ('python', 'config'):
