@@ -79,6 +79,11 @@ class ReadmeTestCase(testtools.TestCase):
                 f.write(block.text + '\n')
             conf.load_config_files([path])
 
+    def test_readme_is_short(self):
+        # The guide holds the rest (doc/source).
+        with open(os.path.join(ROOT, 'README.rst')) as f:
+            self.assertLess(len(f.read().splitlines()), 200)
+
     def test_the_guide_is_read_too(self):
         pages = {block.page for block in self.blocks}
         self.assertIn('README.rst', pages)
