@@ -22,6 +22,7 @@ business; walking the graph is :mod:`shelvefix.novacheck.paths`'.
 import ast
 import itertools
 
+from shelvefix.novacheck import classes
 from shelvefix.novacheck import expressions
 from shelvefix.novacheck import inline
 from shelvefix.novacheck import steps as steps_mod
@@ -43,6 +44,32 @@ def build(cls, method, methods=None):
     if methods is None:
         methods = steps_mod.methods_of(cls)
     return _Builder(methods).build(method)
+
+
+def method_graph(tree, display, method_name=steps_mod.METHOD_NAME,
+                 class_name=steps_mod.CLASS_NAME):
+    """The graph of a method of a parsed module, or why there is none.
+
+    :returns: ``(graph, why, line)``: the
+        :class:`~shelvefix.novacheck.steps.Graph`, or None and one sentence
+        saying why (no such class or method, or a method that may not run
+        its body when called); ``line`` is where the method starts, when
+        known
+    """
+    cls, method = steps_mod.find_method(tree, class_name, method_name)
+    if cls is None:
+        return None, 'no class %s in %s' % (class_name, display), None
+    if method is None:
+        return None, 'no %s in %s' % (method_name, class_name), None
+    line = getattr(method, 'lineno', None)
+    why = inline.not_run(method)
+    if why is not None:
+        named = isinstance(method, classes.Unmodeled) and (
+            method.name == class_name)
+        return None, '%s is %s' % (
+            class_name if named else '%s.%s' % (class_name, method_name),
+            why), line
+    return build(cls, method, steps_mod.methods_of(cls, tree)), None, line
 
 
 def _catches_all(kind):

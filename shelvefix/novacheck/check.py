@@ -24,9 +24,7 @@ every path (:mod:`shelvefix.novacheck.paths`) and answer with a
 import ast
 
 from shelvefix.novacheck import cfg
-from shelvefix.novacheck import classes
 from shelvefix.novacheck import events
-from shelvefix.novacheck import inline
 from shelvefix.novacheck import paths
 from shelvefix.novacheck import source as source_mod
 from shelvefix.novacheck import steps
@@ -153,10 +151,8 @@ class Result(object):
                 lines.extend(self._site_lines(label, site))
         if self.path:
             lines.append('  %s:' % PATH_HEADINGS[self.status])
-            for step in self.path:
-                lines.append('    %s:%d: %s%s%s' % (
-                    self.display, step.line, '  ' * step.depth, step.source,
-                    ' -> %s' % step.note if step.note else ''))
+            lines.extend(paths.format_path(self.display, self.path,
+                                           '    '))
         lines.extend('  note: %s' % note for note in self.notes)
         if self.status == LEGACY:
             lines.append(LEGACY_ADVICE)
@@ -236,26 +232,18 @@ def check_source(text, display=source_mod.MANAGER_RELPATH,
     return check_tree(tree, display, class_name)
 
 
-def check_tree(tree, display, class_name=steps.CLASS_NAME):
-    """Check a parsed compute manager (``ast.Module``)."""
-    cls, method = steps.find_method(tree, class_name)
-    if cls is None:
-        return Result(UNKNOWN, 'no class %s in %s' % (class_name, display),
-                      display=display)
-    if method is None:
-        return Result(UNKNOWN, 'no %s in %s' % (steps.METHOD_NAME,
-                                                class_name),
-                      display=display)
-    why = inline.not_run(method)
-    if why is not None:
-        subject = (class_name if isinstance(method, classes.Unmodeled) and
-                   method.name == class_name else METHOD)
-        return Result(UNKNOWN, '%s is %s' % (subject, why), display=display,
-                      method_line=getattr(method, 'lineno', None))
-    found = paths.explore(cfg.build(cls, method, steps.methods_of(cls,
-                                                                  tree)))
-    result = judge(found, Result(UNKNOWN, display=display,
-                                 method_line=method.lineno))
+def check_tree(tree, display, class_name=steps.CLASS_NAME, built=None):
+    """Check a parsed compute manager (``ast.Module``).
+
+    :param built: what :func:`shelvefix.novacheck.cfg.method_graph` gave
+        for it already, if anything
+    """
+    graph, why, line = built or cfg.method_graph(tree, display,
+                                                 class_name=class_name)
+    if graph is None:
+        return Result(UNKNOWN, why, display=display, method_line=line)
+    found = paths.explore(graph)
+    result = judge(found, Result(UNKNOWN, display=display, method_line=line))
     result.states = found.states
     return result
 

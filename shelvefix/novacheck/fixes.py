@@ -24,6 +24,7 @@ from shelvefix.novacheck import check as offload
 from shelvefix.novacheck import hostlost
 from shelvefix.novacheck import outcome
 from shelvefix.novacheck import source as source_mod
+from shelvefix.novacheck import steps
 from shelvefix.novacheck import tracker
 from shelvefix.novacheck import unshelve
 
@@ -134,7 +135,9 @@ def check_manager(manager, asked=DEFAULT_BUGS):
     if isinstance(parsed, str):
         result = offload.check_source(text, manager.display)
     else:
-        result = offload.check_tree(parsed[0], manager.display)
+        # The graph the host-lost check follows too.
+        result = offload.check_tree(parsed[0], manager.display,
+                                    built=files.graph(steps.METHOD_NAME))
     result.filename = manager.filename
     result.version = manager.version
     return _report(result, files, asked)

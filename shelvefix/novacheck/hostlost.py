@@ -18,9 +18,7 @@ semantics in which "freed" means the field was set to None, once for
 
 import ast
 
-from shelvefix.novacheck import cfg
 from shelvefix.novacheck import events
-from shelvefix.novacheck import inline
 from shelvefix.novacheck import outcome
 from shelvefix.novacheck import paths
 from shelvefix.novacheck import steps
@@ -154,29 +152,15 @@ def check(files):
     :returns: a :class:`shelvefix.novacheck.outcome.Verdict`
     """
     verdict = outcome.Verdict('host-lost')
-    parsed = files.parse('manager.py')
-    if isinstance(parsed, str):
-        return verdict.unknown(parsed)
-    tree = parsed[0]
+    graph, why, _line = files.graph(steps.METHOD_NAME)
+    if graph is None:
+        return verdict.unknown(why)
     display = files.display('manager.py')
-    cls, method = steps.find_method(tree)
-    if cls is None or method is None:
-        return verdict.unknown('no %s.%s in %s' % (
-            steps.CLASS_NAME, steps.METHOD_NAME, display))
-    why = inline.not_run(method)
-    if why is not None:
-        return verdict.unknown('%s.%s is %s' % (steps.CLASS_NAME,
-                                                steps.METHOD_NAME, why))
-    graph = cfg.build(cls, method, steps.methods_of(cls, tree))
     results = [_one(graph, field, display) for field in FIELDS]
     rank = {outcome.MISSING: 0, outcome.UNKNOWN: 1, outcome.FIXED: 2}
     status, reason, evidence, found, pairs = min(
         results, key=lambda r: rank[r[0]])
     if status == outcome.FIXED:
         reason = '; '.join(r[1] for r in results)
-    details = ['  %s:%d: %s%s%s' % (display, line.line, '  ' * line.depth,
-                                    line.source,
-                                    ' -> %s' % line.note if line.note
-                                    else '')
-               for line in found.path(pairs)]
-    return verdict.set(status, reason, evidence, details)
+    return verdict.set(status, reason, evidence,
+                       paths.format_path(display, found.path(pairs)))

@@ -9,6 +9,7 @@ tree, a package directory, a release archive or texts given directly;
 
 import ast
 
+from shelvefix.novacheck import cfg
 from shelvefix.novacheck import source as source_mod
 
 FIXED = 'fixed'
@@ -31,6 +32,7 @@ class Files(object):
         self.manager = manager
         self.texts = dict(texts or {})
         self._trees = {}
+        self._graphs = {}
 
     def display(self, name):
         """How evidence names the file ``name``."""
@@ -50,6 +52,21 @@ class Files(object):
                 return self._trees[name]
             trees.append(self._trees[name])
         return trees
+
+    def graph(self, method_name):
+        """The compute manager method's graph, built once for every check.
+
+        :returns: ``(graph, why, line)`` as
+            :func:`shelvefix.novacheck.cfg.method_graph` gives it; ``why``
+            is why the manager cannot be read, if it cannot
+        """
+        if method_name not in self._graphs:
+            parsed = self.parse('manager.py')
+            self._graphs[method_name] = (
+                (None, parsed, None) if isinstance(parsed, str) else
+                cfg.method_graph(parsed[0], self.display('manager.py'),
+                                 method_name))
+        return self._graphs[method_name]
 
     def _parse(self, name):
         try:

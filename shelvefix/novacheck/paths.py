@@ -86,6 +86,19 @@ def _source(node, stmt):
     return ast.unparse(node if isinstance(node, ast.AST) else stmt)
 
 
+def format_path(display, path, indent='  '):
+    """The lines of a path as the reports print them.
+
+    :param path: :class:`PathStep` objects
+    :returns: ``'<indent><display>:<line>: <source> -> <note>'`` strings,
+        helper lines indented by their depth
+    """
+    return ['%s%s:%d: %s%s%s' % (indent, display, step.line,
+                                 '  ' * step.depth, step.source,
+                                 ' -> %s' % step.note if step.note else '')
+            for step in path]
+
+
 def site_of(step):
     """The :class:`Site` of a step, with the receiver of a free."""
     inner = step.where[-1]

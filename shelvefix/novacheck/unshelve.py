@@ -16,12 +16,9 @@ not, UNKNOWN when the free is out of the check's sight.
 
 import ast
 
-from shelvefix.novacheck import cfg
 from shelvefix.novacheck import events
-from shelvefix.novacheck import inline
 from shelvefix.novacheck import outcome
 from shelvefix.novacheck import paths
-from shelvefix.novacheck import steps
 
 METHOD_NAME = '_unshelve_instance'
 SETUP = 'setup_instance_network_on_host'
@@ -39,10 +36,7 @@ def _setups(found):
 
 
 def _lines(display, found, pairs):
-    return ['  %s:%d: %s%s%s' % (display, line.line, '  ' * line.depth,
-                                 line.source,
-                                 ' -> %s' % line.note if line.note else '')
-            for line in found.path(pairs)]
+    return paths.format_path(display, found.path(pairs))
 
 
 def check(files):
@@ -52,21 +46,11 @@ def check(files):
     :returns: a :class:`shelvefix.novacheck.outcome.Verdict`
     """
     verdict = outcome.Verdict('1862633')
-    parsed = files.parse('manager.py')
-    if isinstance(parsed, str):
-        return verdict.unknown(parsed)
-    tree = parsed[0]
+    graph, why, _line = files.graph(METHOD_NAME)
+    if graph is None:
+        return verdict.unknown(why)
     display = files.display('manager.py')
-    cls, method = steps.find_method(tree, steps.CLASS_NAME, METHOD_NAME)
-    if cls is None or method is None:
-        return verdict.unknown('no %s.%s in %s' % (steps.CLASS_NAME,
-                                                   METHOD_NAME, display))
-    why = inline.not_run(method)
-    if why is not None:
-        return verdict.unknown('%s.%s is %s' % (steps.CLASS_NAME,
-                                                METHOD_NAME, why))
-    found = paths.explore(cfg.build(cls, method, steps.methods_of(cls,
-                                                                  tree)))
+    found = paths.explore(graph)
     setups = _setups(found)
     if not setups:
         return verdict.unknown('%s never calls %s' % (METHOD_NAME, SETUP))
