@@ -102,9 +102,15 @@ def blocks(text, page='README.rst'):
             pending = (match.group(1), match.group(2).strip(), index + 1)
             index += 1
             continue
-        if CODE_DIRECTIVE.match(line) and pending is None:
-            raise ReadmeError('line %d: a %s without a ".. ci:" comment '
-                              'before it' % (index + 1, line.strip()))
+        if CODE_DIRECTIVE.match(line):
+            # Only literal blocks are run: a directive's body would not be,
+            # and its ci comment would go to the next literal block.
+            if pending is None:
+                raise ReadmeError('line %d: a %s without a ".. ci:" comment '
+                                  'before it' % (index + 1, line.strip()))
+            raise ReadmeError('line %d: %s is never run: write it as a '
+                              'literal block (::)' % (index + 1,
+                                                      line.strip()))
         if line.endswith('::') and not line.lstrip().startswith('..'):
             body, index = _literal_block(lines, index + 1)
             if body is None:

@@ -92,6 +92,10 @@ class ReadmeTestCase(testtools.TestCase):
         e = self.assertRaises(self.readme.ReadmeError, self.readme.blocks,
                               '.. code-block:: python\n\n    x = 1\n')
         self.assertIn('without a ".. ci:" comment', str(e))
+        e = self.assertRaises(self.readme.ReadmeError, self.readme.blocks,
+                              '.. ci: run\n\n.. code-block:: bash\n\n'
+                              '    true\n\nText::\n\n    false\n')
+        self.assertIn('is never run', str(e))
         moved = [b._replace(page='doc/source/x.rst') if b.kind ==
                  'quickstart' else b for b in self.blocks]
         self.assertRaises(self.readme.ReadmeError, self.readme.quickstart,
