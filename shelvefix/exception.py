@@ -54,6 +54,15 @@ class InstanceNotFound(ShelvefixException):
     msg_fmt = 'Instance %(instance_id)s could not be found.'
 
 
+class MigrationNotFound(ShelvefixException):
+    msg_fmt = 'Migration %(migration_id)s could not be found.'
+
+
+class MigrationUpdateConflict(ShelvefixException):
+    msg_fmt = ('Conflict updating migration %(migration_id)s. '
+               'Expected: %(expected)s. Actual: %(actual)s')
+
+
 class AllocationUpdateFailed(ShelvefixException):
     msg_fmt = ('Failed to update allocations for consumer %(consumer_uuid)s. '
                'Error: %(error)s')
@@ -90,6 +99,21 @@ class AllocationDeleteConflict(AllocationDeleteFailed,
     """Freeing allocations lost a consumer generation race."""
 
 
+class AllocationMoveFailed(ConsumerGenerationConflict):
+    """Moving allocations between consumers lost a consumer generation race.
+
+    nova raises this only for that race (a change to either consumer
+    between reading them and the move), so here it is a
+    :class:`ConsumerGenerationConflict` itself. Raised with
+    ``source_consumer``, ``target_consumer``, ``error`` and
+    ``placement_error``.
+    """
+
+    msg_fmt = ('Failed to move allocations from consumer '
+               '%(source_consumer)s to consumer %(target_consumer)s. '
+               'Error: %(error)s')
+
+
 class ConsumerAllocationRetrievalFailed(ShelvefixException):
     msg_fmt = ('Failed to retrieve allocations for consumer '
                '%(consumer_uuid)s: %(error)s')
@@ -120,3 +144,14 @@ class PortBindingFailed(Invalid):
 class AllocationCandidatesRetrievalFailed(ShelvefixException):
     msg_fmt = ('Failed to retrieve allocation candidates from placement API '
                'for filters: %(resource_request)s. Error: %(error)s')
+
+
+class StressCleanupFailed(ShelvefixException):
+    """A stress run could not remove from placement all it had created.
+
+    Raised with ``left`` (what is left, for the message), ``providers`` and
+    ``consumers`` (the uuids left) and ``error`` (why).
+    """
+
+    msg_fmt = ('could not remove from placement what the stress run '
+               'created: %(left)s left (delete them by hand); %(error)s')

@@ -61,8 +61,9 @@ def problem(exc):
     """What to tell the user about an exception, if it is not a bug.
 
     A placement that cannot be reached or refuses the set-up requests, a
-    backend this machine cannot run, or a file that cannot be written is
-    reported as one line; anything else is a bug and keeps its traceback.
+    run that could not remove what it created from placement, a backend
+    this machine cannot run, or a file that cannot be written is reported
+    as one line; anything else is a bug and keeps its traceback.
 
     :returns: the line, or None
     """
@@ -70,6 +71,7 @@ def problem(exc):
     from keystoneauth1 import exceptions as ks_exc
 
     from shelvefix.backends import fixture
+    from shelvefix import exception
     if type(exc).__name__ == 'MultipleExceptions' and exc.args:
         # A fixture's setUp failed; the first exception is the cause.
         first = exc.args[0]
@@ -83,6 +85,8 @@ def problem(exc):
         return 'placement cannot be reached: %s' % exc
     if isinstance(exc, fixture.PlacementFixtureError):
         return 'placement refused to set up the run: %s' % exc
+    if isinstance(exc, exception.StressCleanupFailed):
+        return str(exc)
     return None
 
 

@@ -158,9 +158,14 @@ def main(argv=None, out=None, err=None):
         with interrupt.handled():
             return args.func(args, out, err)
     except interrupt.Interrupted as e:
-        err.write('%sinterrupted by %s; what the run had started is '
-                  'stopped and what it created in placement deleted\n'
-                  % (prefix, e.name))
+        if getattr(e, 'cleanup_failure', None) is not None:
+            # The command has said what it could not remove.
+            err.write('%sinterrupted by %s; what the run had started is '
+                      'stopped\n' % (prefix, e.name))
+        else:
+            err.write('%sinterrupted by %s; what the run had started is '
+                      'stopped and what it created in placement deleted\n'
+                      % (prefix, e.name))
         return e.exit_status
     except BrokenPipeError:
         # The reader went away (``| head``): stop quietly.

@@ -182,11 +182,17 @@ def _run(args, placement, where, out, err):
             progress = common.Progress(
                 err, label, total=args.servers * args.cycles,
                 force=args.progress, unit='cycles')
-            results.append(stress.run(
-                placement, ordering, free, args.servers, args.cycles,
-                poll_interval=args.poll_interval,
-                latency=args.compute_latency / 1000.0, seed=args.seed,
-                progress=progress, setup_progress=setting_up))
+            try:
+                results.append(stress.run(
+                    placement, ordering, free, args.servers, args.cycles,
+                    poll_interval=args.poll_interval,
+                    latency=args.compute_latency / 1000.0, seed=args.seed,
+                    progress=progress, setup_progress=setting_up))
+            except KeyboardInterrupt as e:
+                setting_up.finish()
+                progress.finish()
+                _report_left(e, err)
+                raise
             setting_up.finish()
             progress.finish()
     corrected_bad = any(stress.bad(r) for r in results
@@ -203,6 +209,19 @@ def _run(args, placement, where, out, err):
     else:
         _print(args, where, results, out)
     return 1 if corrected_bad else 0
+
+
+def _report_left(interrupt, err):
+    """Say what an interrupted run could not remove from placement.
+
+    One line, before the command's "interrupted" line; nothing when the
+    clean-up removed everything.
+    """
+    left = getattr(interrupt, 'cleanup_failure', None)
+    if left is not None:
+        err.write('shelvefix stress: interrupted, and %s\n'
+                  % common.one_line(str(left)))
+        err.flush()
 
 
 def _json(r):

@@ -1,5 +1,6 @@
 """Serve a WSGI application over real HTTP on 127.0.0.1, for tests."""
 
+import socketserver
 import threading
 import wsgiref.simple_server
 
@@ -11,8 +12,23 @@ class _QuietHandler(wsgiref.simple_server.WSGIRequestHandler):
         pass
 
 
-class _ThreadingServer(wsgiref.simple_server.WSGIServer):
+class _ThreadingServer(socketserver.ThreadingMixIn,
+                       wsgiref.simple_server.WSGIServer):
+    """One thread per connection, as a placement with many workers.
+
+    A single-threaded server serves one connection at a time: a stress
+    run's concurrent clients would queue behind each other, and one client
+    that connects and never sends its request (a process interrupted
+    between its connect and its send) would stall every other request
+    until their timeouts. The applications served here are thread-safe
+    (the placement double guards its state with a lock).
+    """
+
+    # A connection still open when the server closes (a client that went
+    # away without closing it) must not keep the test waiting: its thread
+    # is a daemon, and server_close does not join it.
     daemon_threads = True
+    block_on_close = False
     # socketserver listens with a backlog of 5: a burst of concurrent
     # clients (a stress run's servers) would have connections dropped and
     # retried until they time out.
@@ -20,7 +36,11 @@ class _ThreadingServer(wsgiref.simple_server.WSGIServer):
 
 
 class WSGIServerFixture(fixtures.Fixture):
-    """``app`` on a free loopback port; ``url`` is its endpoint."""
+    """``app`` on a free loopback port; ``url`` is its endpoint.
+
+    Requests are served concurrently, each connection in a thread of its
+    own, so ``app`` must be thread-safe.
+    """
 
     def __init__(self, app):
         super().__init__()

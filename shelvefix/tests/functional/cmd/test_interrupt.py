@@ -56,11 +56,23 @@ class InterruptTestCase(base.TestCase):
     def setUp(self):
         super().setUp()
         self.app = deploy.PlacementApp()
+        self.refuse_provider_deletes = False
         self.url = self.useFixture(wsgi_server.WSGIServerFixture(
-            self.app)).url
+            self.serve)).url
         self.tmp = self.useFixture(fixtures.TempDir()).path
         self.conf = server.write_shelvefix_config(
             os.path.join(self.tmp, 'remote.conf'), self.url)
+
+    def serve(self, environ, start_response):
+        """The double, unless told to refuse to delete providers."""
+        if (self.refuse_provider_deletes and
+                environ['REQUEST_METHOD'] == 'DELETE' and
+                environ['PATH_INFO'].startswith('/resource_providers/')):
+            start_response('503 Service Unavailable',
+                           [('Content-Type', 'application/json')])
+            return [b'{"errors": [{"status": 503, "title": "Service '
+                    b'Unavailable", "detail": "down for the test"}]}']
+        return self.app(environ, start_response)
 
     def start(self, *argv):
         """The command, in a process group of its own, and its marker."""
@@ -122,6 +134,39 @@ class InterruptTestCase(base.TestCase):
                 '--servers', '4', '--cycles', '1000')
             self.interrupt(proc, marker, signum)
             self.assertPlacementEmpty()
+
+    def test_stress_remote_says_what_its_clean_up_left(self):
+        # Placement refuses to delete the providers once the signal is
+        # sent: the run still exits as interrupted, and says what it
+        # could not remove, in one line before the usual one.
+        proc, marker = self.start(
+            'stress', '--backend', 'remote', '--config-file', self.conf,
+            '--servers', '4', '--cycles', '1000')
+        wait_for(self.holds_allocations, 'the run to claim resources')
+        self.refuse_provider_deletes = True
+        proc.send_signal(signal.SIGTERM)
+        try:
+            out, err = proc.communicate(timeout=WAIT)
+        except subprocess.TimeoutExpired:
+            self.fail('still running %gs after SIGTERM' % WAIT)
+        err = err.decode()
+        self.assertEqual(143, proc.returncode, err)
+        self.assertNotIn('Traceback', err)
+        lines = err.splitlines()
+        self.assertEqual(2, len(lines), err)
+        self.assertTrue(lines[0].startswith(
+            'shelvefix stress: interrupted, and could not remove from '
+            'placement what the stress run created: 2 resource providers '
+            '('), err)
+        self.assertIn('503', lines[0])
+        left = self.app.state.providers
+        self.assertEqual(2, len(left))
+        for provider in left:
+            self.assertIn(provider, lines[0])
+        self.assertIn('interrupted by SIGTERM', lines[1])
+        # The servers' allocations went, only the providers are left.
+        self.assertEqual({}, self.app.state.consumers)
+        wait_for(lambda: not processes_with(marker), 'no process left', 10)
 
     def test_stress_server_leaves_no_gunicorn(self):
         if server.missing_dependencies('sqlite'):

@@ -1,0 +1,279 @@
+"""Tests for shelvefix.race.stress: stopping a run, and its clean-up."""
+
+import os
+import random
+import signal
+import threading
+import time
+
+import fixtures
+
+from shelvefix import backends
+from shelvefix.cmd import interrupt
+from shelvefix import exception
+from shelvefix import race
+from shelvefix.race import stress
+from shelvefix.race import stress_harness
+from shelvefix.tests import base
+
+#: Every wait of these tests is bounded by this many seconds.
+WAIT = 10.0
+
+
+class _Base(base.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.placement = self.useFixture(backends.make_backend('double'))
+        self.useFixture(fixtures.MockPatch(
+            'shelvefix.race.stress_harness.CLEANUP_RETRY_DELAY', 0.0))
+
+    def harness(self, servers=1):
+        harness = stress_harness.Harness(self.placement, race.CORRECTED,
+                                         race.DELETE)
+        harness.set_up(servers)
+        return harness
+
+    def assertPlacementEmpty(self):
+        self.assertEqual({}, self.placement.state.consumers)
+        self.assertEqual({}, self.placement.state.providers)
+
+
+class CycleStopTestCase(_Base):
+    """A set stop event ends a cycle at once, and starts nothing."""
+
+    def cycle_in_thread(self, server, stop):
+        result = []
+        thread = threading.Thread(
+            target=lambda: result.append(server.cycle(0.001,
+                                                      random.Random(0),
+                                                      stop)),
+            daemon=True)
+        thread.start()
+        return thread, result
+
+    def test_stop_ends_a_cycle_waiting_for_a_slow_offload(self):
+        harness = self.harness()
+        server = harness.servers[0]
+        src = server.host
+        dst = [h for h in harness.hosts if h != src][0]
+        # The compute host's offload hangs (placement far away); the client
+        # polls for SHELVED_OFFLOADED, which does not come for 30 s.
+        release = threading.Event()
+        self.addCleanup(release.set)
+        offload = harness.managers[src].shelve_offload_instance
+
+        def slow_offload(*args, **kwargs):
+            release.wait(WAIT * 3)
+            return offload(*args, **kwargs)
+        self.useFixture(fixtures.MockPatchObject(
+            harness.managers[src], 'shelve_offload_instance',
+            side_effect=slow_offload))
+        unshelve = self.useFixture(fixtures.MockPatchObject(
+            harness.managers[dst], 'unshelve_instance')).mock
+        stop = threading.Event()
+        thread, result = self.cycle_in_thread(server, stop)
+        time.sleep(0.2)
+        self.assertTrue(thread.is_alive())
+        stopped = time.monotonic()
+        stop.set()
+        thread.join(WAIT)
+        self.assertFalse(thread.is_alive(), 'the cycle still waits')
+        self.assertLess(time.monotonic() - stopped, 2.0)
+        self.assertEqual([None], result)
+        unshelve.assert_not_called()
+        release.set()
+        harness.clean_up()
+        self.assertPlacementEmpty()
+
+    def test_no_destination_unshelve_after_stop(self):
+        harness = self.harness()
+        server = harness.servers[0]
+        dst = [h for h in harness.hosts if h != server.host][0]
+        stop = threading.Event()
+        claim = stress_harness.scheduler_utils.claim_resources
+
+        def claim_then_stop(*args, **kwargs):
+            # The interrupt comes while the scheduler's claim is in flight.
+            try:
+                return claim(*args, **kwargs)
+            finally:
+                stop.set()
+        self.useFixture(fixtures.MockPatchObject(
+            stress_harness.scheduler_utils, 'claim_resources',
+            side_effect=claim_then_stop))
+        unshelve = self.useFixture(fixtures.MockPatchObject(
+            harness.managers[dst], 'unshelve_instance')).mock
+        thread, result = self.cycle_in_thread(server, stop)
+        thread.join(WAIT)
+        self.assertFalse(thread.is_alive())
+        self.assertEqual([None], result)
+        unshelve.assert_not_called()
+        # The claim on the destination is placement's: clean_up removes it.
+        self.assertEqual(
+            [server.uuid], list(self.placement.state.consumers))
+        harness.clean_up()
+        self.assertPlacementEmpty()
+
+    def test_no_set_up_after_stop(self):
+        stop = threading.Event()
+        stop.set()
+        harness = stress_harness.Harness(self.placement, race.CORRECTED,
+                                         race.DELETE)
+        harness.set_up(3, stop=stop)
+        self.assertEqual(([], {}), (harness.servers, harness.providers))
+        self.assertPlacementEmpty()
+
+
+class CleanUpTestCase(_Base):
+    """clean_up tries everything, again on failure, and says what is left."""
+
+    def test_a_failed_request_is_tried_again(self):
+        harness = self.harness(servers=2)
+        first = harness.servers[0].uuid
+        self.placement.inject_fault(method='DELETE',
+                                    path='/allocations/%s' % first,
+                                    status=500)
+        harness.clean_up()
+        self.assertPlacementEmpty()
+        self.assertEqual(2, len(self.placement.calls_for(
+            'DELETE', '/allocations/%s' % first)))
+
+    def test_every_provider_is_tried_and_what_is_left_named(self):
+        harness = self.harness(servers=2)
+        stuck, freed = list(harness.providers.values())
+        self.placement.inject_fault(method='DELETE',
+                                    path='/resource_providers/%s' % stuck,
+                                    status=503, times=1000)
+        e = self.assertRaises(exception.StressCleanupFailed,
+                              harness.clean_up)
+        # The other provider went, and every server's allocations with it.
+        self.assertEqual([stuck], list(self.placement.state.providers))
+        self.assertEqual({}, self.placement.state.consumers)
+        self.assertEqual([stuck], e.kwargs['providers'])
+        self.assertEqual([], e.kwargs['consumers'])
+        self.assertEqual(stress_harness.CLEANUP_ATTEMPTS, len(
+            self.placement.calls_for('DELETE',
+                                     '/resource_providers/%s$' % stuck)))
+        self.assertIn('1 resource provider (%s) left' % stuck, str(e))
+        self.assertIn('503', str(e))
+        self.assertNotIn('\n', str(e))
+
+    def test_servers_left_are_named_with_the_providers(self):
+        harness = self.harness(servers=2)
+        self.placement.inject_fault(method='DELETE', path='/allocations/',
+                                    exception='timeout', times=1000)
+        e = self.assertRaises(exception.StressCleanupFailed,
+                              harness.clean_up)
+        uuids = [s.uuid for s in harness.servers]
+        self.assertEqual(sorted(uuids), sorted(e.kwargs['consumers']))
+        self.assertEqual(sorted(harness.providers.values()),
+                         sorted(e.kwargs['providers']))
+        # Each server's delete was tried CLEANUP_ATTEMPTS times, then each
+        # provider's (whose delete starts with its consumers').
+        for uuid in uuids:
+            self.assertGreaterEqual(len(self.placement.calls_for(
+                'DELETE', '/allocations/%s' % uuid)),
+                stress_harness.CLEANUP_ATTEMPTS)
+        self.assertIn('2 resource providers (', str(e))
+        self.assertIn('and the allocations of 2 servers (', str(e))
+        self.assertIn(uuids[0], str(e))
+
+    def test_long_lists_are_cut(self):
+        uuids = ['u%d' % i for i in range(8)]
+        self.assertEqual(
+            '1 resource provider (p) and the allocations of 8 servers '
+            '(u0, u1, u2, u3, u4 and 3 more)',
+            stress_harness._describe_left(['p'], uuids))
+
+    def test_no_retry_after_the_window(self):
+        harness = self.harness(servers=1)
+        uuid = harness.servers[0].uuid
+        self.placement.inject_fault(method='DELETE',
+                                    path='/allocations/%s' % uuid,
+                                    status=500, times=1000)
+        self.useFixture(fixtures.MockPatch(
+            'shelvefix.race.stress_harness.CLEANUP_RETRY_WINDOW', 0.0))
+        e = self.assertRaises(exception.StressCleanupFailed,
+                              harness.clean_up)
+        # Tried once by itself, once by its provider's delete; the other
+        # provider was still tried, and deleted.
+        self.assertEqual(2, len(self.placement.calls_for(
+            'DELETE', '/allocations/%s' % uuid)))
+        self.assertEqual([harness.providers[harness.servers[0].host]],
+                         e.kwargs['providers'])
+        self.assertEqual([uuid], e.kwargs['consumers'])
+        self.assertEqual(1, len(self.placement.state.providers))
+
+
+class InterruptTestCase(_Base):
+    """``run`` interrupted: it ends promptly, cleaned up, and says so."""
+
+    def run_interrupted(self, after=0.0, latency=0.0):
+        """Run under the command's handlers; SIGTERM once set up.
+
+        :param after: seconds after the set-up to send it
+        """
+        signalled = []
+
+        def send():
+            signalled.append(time.monotonic())
+            os.kill(os.getpid(), signal.SIGTERM)
+
+        def setup_progress(done):
+            if done == 2:
+                if after:
+                    timer = threading.Timer(after, send)
+                    timer.daemon = True
+                    timer.start()
+                else:
+                    send()
+        with interrupt.handled():
+            e = self.assertRaises(
+                interrupt.Interrupted, stress.run, self.placement,
+                race.CORRECTED, race.DELETE, 2, 100000,
+                poll_interval=0.001, latency=latency,
+                setup_progress=setup_progress)
+        self.assertEqual(1, len(signalled))
+        return e, time.monotonic() - signalled[0]
+
+    def test_cleaned_up(self):
+        e, _took = self.run_interrupted()
+        self.assertEqual(signal.SIGTERM, e.signum)
+        self.assertIsNone(getattr(e, 'cleanup_failure', None))
+        self.assertPlacementEmpty()
+
+    def test_ends_promptly_with_cycles_under_way(self):
+        self.addCleanup(_join_offloads)
+        # Every compute request takes 2 s: the cycles under way wait for
+        # their offload when the interrupt comes.
+        _e, took = self.run_interrupted(after=0.5, latency=2.0)
+        self.assertLess(took, 2.0)
+        self.assertPlacementEmpty()
+
+    def test_failing_clean_up_keeps_the_interrupt(self):
+        self.placement.inject_fault(method='DELETE',
+                                    path='/resource_providers/',
+                                    exception='timeout', times=1000)
+        e, _took = self.run_interrupted()
+        self.assertEqual(signal.SIGTERM, e.signum)
+        failure = e.cleanup_failure
+        self.assertIsInstance(failure, exception.StressCleanupFailed)
+        self.assertEqual(sorted(self.placement.state.providers),
+                         sorted(failure.kwargs['providers']))
+        self.assertIn('2 resource providers (', str(failure))
+
+    def test_failing_clean_up_is_raised_without_an_interrupt(self):
+        self.placement.inject_fault(method='DELETE',
+                                    path='/resource_providers/',
+                                    status=500, times=1000)
+        self.assertRaises(exception.StressCleanupFailed, stress.run,
+                          self.placement, race.CORRECTED, race.DELETE, 1, 1,
+                          poll_interval=0.001)
+
+
+def _join_offloads():
+    # Offloads a stopped run no longer waited for end with their request.
+    for thread in threading.enumerate():
+        if thread.name.endswith('(offload)'):
+            thread.join(WAIT)
