@@ -4,7 +4,8 @@
 ``offload-unshelve`` (the default: for each cell of ordering (corrected,
 legacy) × the way compute frees allocations (GET + PUT empty, DELETE), the
 library's compute manager and the scheduler's claim), ``unshelve-periodic``,
-``lifecycle``, or ``all`` of them. The explorer runs the actors through
+``lifecycle``, the move scenarios ``resize-confirm``, ``resize-revert`` and
+``evacuate``, or ``all`` of them. The explorer runs the actors through
 every interleaving of their shared-state steps against a placement backend
 and counts outcomes. The exit status is 0 only if the corrected code shows
 no bad outcome, so the command can gate CI.
@@ -29,9 +30,11 @@ DESCRIPTION = (
     'the first counterexample of each bad outcome as a timeline.',
     'Scenarios: offload-unshelve (the default; bug 1798688), '
     'unshelve-periodic (bugs 2025480 and 1862633), lifecycle (the whole '
-    'shelve/unshelve lifecycle on two hosts) or all. Each runs the '
-    'corrected code and the code before each fix (derived by rewriting the '
-    'corrected code).',
+    'shelve/unshelve lifecycle on two hosts), resize-confirm (bugs 1879878 '
+    'and 1821594), resize-revert, evacuate, or all. Each runs the '
+    'corrected code and the code before each fix, or as nova still has it '
+    'where the lab found a defect (derived by rewriting the corrected '
+    'code).',
     'Verdict: 0 if the corrected code shows no bad outcome in any '
     'interleaving explored (or, with --random, in any run), 1 if it shows '
     'one. When only pre-fix variants are chosen, no verdict on the '
@@ -49,7 +52,11 @@ def add_arguments(parser):
              'unshelve-periodic (an unshelve against the destination\'s '
              'update_available_resource, bugs 2025480 and 1862633), '
              'lifecycle (offload on compute-1, unshelve to compute-2, the '
-             'periodic on both) or all')
+             'periodic on both), resize-confirm (confirming a resize '
+             'against the source\'s periodic, bugs 1879878 and 1821594), '
+             'resize-revert (reverting one against the periodic on both '
+             'hosts), evacuate (an evacuation against the source starting '
+             'again and the destination\'s periodic) or all')
     parser.add_argument(
         '--backend', choices=backends.NAMES, default=backends.REAL,
         help='placement to run against (default: real, the embedded '
@@ -57,9 +64,11 @@ def add_arguments(parser):
     common.add_config_file_argument(parser)
     parser.add_argument(
         '--variant', choices=race.VARIANTS, action='append',
-        help='only the cells of this code variant: corrected, or the code '
-             'before a fix (legacy: bug 1798688, pre-2025480, pre-1862633); '
-             'repeatable (default: every variant of the scenario)')
+        help='only the cells of this code variant: corrected, the code '
+             'before a fix (legacy: bug 1798688, pre-2025480, pre-1862633, '
+             'pre-1879878, pre-1821594), or a part as nova still has it '
+             '(nova-revert, nova-evacuate); repeatable (default: every '
+             'variant of the scenario)')
     parser.add_argument(
         '--ordering', choices=race.ORDERINGS, action='append',
         dest='variant',

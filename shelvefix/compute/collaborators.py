@@ -29,12 +29,27 @@ class _Recorder(object):
             self.calls.append((name,) + args)
 
 
-class RecordingDriver(_Recorder):
-    """A virt driver that only records calls and tracks power state."""
+class DriverFailed(Exception):
+    """A virt driver call failed, as a test or the race lab asked."""
 
-    def __init__(self):
+
+class RecordingDriver(_Recorder):
+    """A virt driver that only records calls and tracks power state.
+
+    :param failing: names of methods that raise :class:`DriverFailed`
+        (e.g. ``('confirm_migration',)``, bug 1821594's trigger)
+    """
+
+    def __init__(self, failing=()):
         super(RecordingDriver, self).__init__()
         self._power = {}
+        self.failing = frozenset(failing)
+
+    def _call(self, name, instance):
+        self._record(name, instance.uuid)
+        if name in self.failing:
+            raise DriverFailed('%s failed for instance %s'
+                               % (name, instance.uuid))
 
     def power_off(self, instance, timeout=0, retry_interval=0):
         self._record('power_off', instance.uuid, timeout, retry_interval)
@@ -59,6 +74,37 @@ class RecordingDriver(_Recorder):
               admin_password=None, allocations=None, network_info=None,
               block_device_info=None, accel_info=None):
         self._record('spawn', instance.uuid)
+        self._power[instance.uuid] = power_state.RUNNING
+
+    # -- moves
+
+    def migrate_disk_and_power_off(self, context, instance, dest, flavor,
+                                   network_info, block_device_info=None,
+                                   timeout=0, retry_interval=0):
+        self._call('migrate_disk_and_power_off', instance)
+        self._power[instance.uuid] = power_state.SHUTDOWN
+        return '{}'
+
+    def finish_migration(self, context, migration, instance, disk_info,
+                         network_info, image_meta, resize_instance=True,
+                         allocations=None, block_device_info=None,
+                         power_on=True):
+        self._call('finish_migration', instance)
+        self._power[instance.uuid] = power_state.RUNNING
+
+    def confirm_migration(self, context, migration, instance, network_info):
+        self._call('confirm_migration', instance)
+
+    def finish_revert_migration(self, context, instance, network_info,
+                                migration, block_device_info=None,
+                                power_on=True):
+        self._call('finish_revert_migration', instance)
+        self._power[instance.uuid] = power_state.RUNNING
+
+    def rebuild(self, context, instance, image_meta, injected_files=None,
+                admin_password=None, allocations=None, network_info=None,
+                block_device_info=None, evacuate=True):
+        self._call('rebuild', instance)
         self._power[instance.uuid] = power_state.RUNNING
 
     def get_volume_connector(self, instance):
@@ -92,6 +138,17 @@ class RecordingNetworkAPI(_Recorder):
 
     def unbind_ports(self, context, ports, detach=True):
         self._record('unbind_ports', tuple(ports), detach)
+
+    def setup_networks_on_host(self, context, instance, host=None,
+                               teardown=False):
+        self._record('setup_networks_on_host', instance.uuid, host, teardown)
+
+    def migrate_instance_start(self, context, instance, migration):
+        self._record('migrate_instance_start', instance.uuid)
+
+    def migrate_instance_finish(self, context, instance, migration,
+                                provider_mappings=None):
+        self._record('migrate_instance_finish', instance.uuid)
 
 
 class RecordingVolumeAPI(_Recorder):

@@ -1,4 +1,4 @@
-"""The compute manager's shelve-offload and unshelve.
+"""The compute manager: shelve-offload, unshelve, resize and evacuation.
 
 ``_shelve_offload_instance`` frees the instance's placement allocations
 *before* it saves ``vm_state = SHELVED_OFFLOADED``. An API client that
@@ -19,11 +19,12 @@ allocations on this host back to placement (bug 1862633 was a port binding
 failure raised before the ``try``, which leaked them).
 """
 
-import functools
-
 from oslo_log import log as logging
 
 from shelvefix.compute import collaborators
+from shelvefix.compute import decorators
+from shelvefix.compute import evacuate
+from shelvefix.compute import resize
 from shelvefix.compute import resource_tracker
 from shelvefix.compute import task_states
 from shelvefix.compute import vm_states
@@ -40,30 +41,11 @@ OFFLOADABLE_TASK_STATES = [task_states.SHELVING,
                            task_states.SHELVING_OFFLOADING]
 
 
-def reverts_task_state(function):
-    """On failure, clear the instance's task state, then re-raise.
-
-    Like nova's decorator: an UnexpectedTaskStateError means someone else
-    owns the task state now, so it is left alone.
-    """
-    @functools.wraps(function)
-    def decorated(self, context, instance, *args, **kwargs):
-        try:
-            return function(self, context, instance, *args, **kwargs)
-        except exception.UnexpectedTaskStateError as e:
-            LOG.info('Task possibly preempted: %s', e)
-            raise
-        except Exception:
-            try:
-                self._instance_update(context, instance, task_state=None)
-            except Exception:
-                LOG.exception('Failed to revert task state for instance '
-                              '%s', instance.uuid)
-            raise
-    return decorated
+#: See :func:`shelvefix.compute.decorators.reverts_task_state`.
+reverts_task_state = decorators.reverts_task_state
 
 
-class ComputeManager(object):
+class ComputeManager(resize.ResizeMixin, evacuate.EvacuateMixin):
     """Manages instances on one compute host (the shelve path only).
 
     Every collaborator is injected. The defaults record what they are asked
@@ -83,12 +65,17 @@ class ComputeManager(object):
         ``reportclient``, freeing allocations with DELETE)
     :param locks: this host's :class:`~shelvefix.utils.Locks` (default: the
         resource tracker's): per-instance operations are serialised on it
+    :param compute_rpcapi: a
+        :class:`~shelvefix.compute.rpcapi.ComputeAPI`, for the casts of a
+        move to the other host (a manager that only shelves needs none)
     """
 
     def __init__(self, host='compute-1', driver=None, network_api=None,
                  volume_api=None, notifier=None, reportclient=None,
-                 query_client=None, rt=None, locks=None):
+                 query_client=None, rt=None, locks=None,
+                 compute_rpcapi=None):
         self.host = host
+        self.compute_rpcapi = compute_rpcapi
         self.driver = driver or collaborators.RecordingDriver()
         self.network_api = network_api or collaborators.RecordingNetworkAPI()
         self.volume_api = volume_api or collaborators.RecordingVolumeAPI()

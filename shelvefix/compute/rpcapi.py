@@ -1,9 +1,9 @@
 """The compute service's RPC API, as the conductor calls it.
 
 ``ComputeAPI`` mirrors the names and signatures of
-``nova.compute.rpcapi.ComputeAPI`` for what the unshelve path casts; the
-messages travel over a :class:`shelvefix.rpc.Transport` to the compute
-host's :class:`shelvefix.rpc.Server`.
+``nova.compute.rpcapi.ComputeAPI`` for what the unshelve and move paths
+cast; the messages travel over a :class:`shelvefix.rpc.Transport` to the
+compute host's :class:`shelvefix.rpc.Server`.
 """
 
 TOPIC = 'compute'
@@ -32,3 +32,70 @@ class ComputeAPI(object):
         """Cast ``start_instance`` to the instance's host."""
         self.transport.cast(TOPIC, instance.host, 'start_instance', ctxt,
                             instance=instance)
+
+    # -- moves: each cast goes to the host that runs the next step
+
+    def prep_resize(self, ctxt, instance, image, flavor, host, migration,
+                    request_spec, filter_properties, node, clean_shutdown,
+                    host_list=None):
+        """Cast ``prep_resize`` to the destination ``host``."""
+        self.transport.cast(
+            TOPIC, host, 'prep_resize', ctxt, image=image, instance=instance,
+            flavor=flavor, request_spec=request_spec,
+            filter_properties=filter_properties, node=node,
+            clean_shutdown=clean_shutdown, migration=migration,
+            host_list=host_list)
+
+    def resize_instance(self, ctxt, instance, migration, image, flavor,
+                        request_spec, clean_shutdown=True):
+        """Cast ``resize_instance`` to the migration's source."""
+        self.transport.cast(
+            TOPIC, migration.source_compute, 'resize_instance', ctxt,
+            instance=instance, image=image, migration=migration,
+            flavor=flavor, clean_shutdown=clean_shutdown,
+            request_spec=request_spec)
+
+    def finish_resize(self, ctxt, instance, migration, image, disk_info,
+                      host, request_spec):
+        """Cast ``finish_resize`` to the destination ``host``."""
+        self.transport.cast(
+            TOPIC, host, 'finish_resize', ctxt, disk_info=disk_info,
+            image=image, instance=instance, migration=migration,
+            request_spec=request_spec)
+
+    def confirm_resize(self, ctxt, instance, migration, host, cast=True):
+        """Cast ``confirm_resize`` to the source ``host``."""
+        self.transport.cast(TOPIC, host, 'confirm_resize', ctxt,
+                            instance=instance, migration=migration)
+
+    def revert_resize(self, ctxt, instance, migration, host, request_spec):
+        """Cast ``revert_resize`` to the destination ``host``."""
+        self.transport.cast(TOPIC, host, 'revert_resize', ctxt,
+                            instance=instance, migration=migration,
+                            request_spec=request_spec)
+
+    def finish_revert_resize(self, ctxt, instance, migration, host,
+                             request_spec):
+        """Cast ``finish_revert_resize`` to the source ``host``."""
+        self.transport.cast(TOPIC, host, 'finish_revert_resize', ctxt,
+                            instance=instance, migration=migration,
+                            request_spec=request_spec)
+
+    def rebuild_instance(self, ctxt, instance, new_pass, injected_files,
+                         image_ref, orig_image_ref, orig_sys_metadata, bdms,
+                         recreate, on_shared_storage, host, node,
+                         preserve_ephemeral, migration, limits,
+                         request_spec, accel_uuids=None,
+                         reimage_boot_volume=False, target_state=None):
+        """Cast ``rebuild_instance`` to ``host`` (an evacuation's target)."""
+        self.transport.cast(
+            TOPIC, host, 'rebuild_instance', ctxt, instance=instance,
+            new_pass=new_pass, injected_files=injected_files,
+            image_ref=image_ref, orig_image_ref=orig_image_ref,
+            orig_sys_metadata=orig_sys_metadata, bdms=bdms,
+            recreate=recreate, on_shared_storage=on_shared_storage,
+            preserve_ephemeral=preserve_ephemeral, migration=migration,
+            scheduled_node=node, limits=limits, request_spec=request_spec,
+            accel_uuids=accel_uuids,
+            reimage_boot_volume=reimage_boot_volume,
+            target_state=target_state)

@@ -1,15 +1,17 @@
-"""Instance vm_state values used on the shelve path (nova's strings)."""
+"""Instance vm_state values of the shelve and move paths (nova's strings)."""
 
 from shelvefix.compute import task_states
 
 ACTIVE = 'active'
 STOPPED = 'stopped'
 ERROR = 'error'
+RESIZED = 'resized'
 SHELVED = 'shelved'
 SHELVED_OFFLOADED = 'shelved_offloaded'
 DELETED = 'deleted'
 
-ALL_STATES = (ACTIVE, STOPPED, ERROR, SHELVED, SHELVED_OFFLOADED, DELETED)
+ALL_STATES = (ACTIVE, STOPPED, ERROR, RESIZED, SHELVED, SHELVED_OFFLOADED,
+              DELETED)
 
 
 def allow_resource_removal(vm_state, task_state=None):

@@ -1,10 +1,13 @@
-"""The conductor's side of an unshelve: schedule, then cast to the host.
+"""The conductor's side of an unshelve and an evacuation: schedule, cast.
 
 ``ComputeTaskManager.unshelve_instance`` follows nova's for an offloaded
 server: the scheduler chooses and claims a destination, and the conductor
 casts ``unshelve_instance`` to that host. If no host fits, the task state
 is cleared and the request ends quietly (the server stays offloaded); on
 any other failure the task state is cleared and the error raised.
+``rebuild_instance`` does the same for an evacuation (see
+:mod:`shelvefix.compute.evacuate`); a resize's conductor task is
+:class:`shelvefix.conductor.migrate.MigrationTask`.
 """
 
 from oslo_log import log as logging
@@ -12,6 +15,7 @@ from oslo_log import log as logging
 from shelvefix.compute import task_states
 from shelvefix.compute import vm_states
 from shelvefix import exception
+from shelvefix.objects import migration as migration_obj
 
 LOG = logging.getLogger(__name__)
 
@@ -81,3 +85,39 @@ class ComputeTaskManager(object):
             instance.task_state = None
             instance.save()
             raise
+
+    def rebuild_instance(self, context, instance, orig_image_ref, image_ref,
+                         injected_files, new_pass, orig_sys_metadata, bdms,
+                         recreate, on_shared_storage, preserve_ephemeral=False,
+                         host=None, request_spec=None, migration=None):
+        """Evacuate ``instance``: schedule a destination, cast the rebuild.
+
+        Only an evacuation (``recreate``) with the API's migration record
+        is modelled. The scheduler's claim adds the destination to what the
+        instance holds on its (down) host. If scheduling fails the
+        migration is saved as ``error``, the instance goes to ``ERROR``
+        with no task, and the error is raised.
+        """
+        if not recreate or migration is None:
+            raise exception.Invalid(
+                reason='only an evacuation with its migration is rebuilt '
+                       'here')
+        try:
+            request_spec.ensure_project_and_user_id(instance)
+            selection = self._schedule_instances(
+                context, request_spec, [instance.uuid])[0][0]
+        except Exception as exc:
+            LOG.warning('Evacuation of instance %(uuid)s failed to '
+                        'schedule: %(error)s',
+                        {'uuid': instance.uuid, 'error': exc})
+            migration.status = migration_obj.ERROR
+            migration.save()
+            instance.vm_state = vm_states.ERROR
+            instance.task_state = None
+            instance.save()
+            raise
+        self.compute_rpcapi.rebuild_instance(
+            context, instance, new_pass, injected_files, image_ref,
+            orig_image_ref, orig_sys_metadata, bdms, recreate,
+            on_shared_storage, selection.service_host, selection.nodename,
+            preserve_ephemeral, migration, selection.limits, request_spec)

@@ -34,10 +34,16 @@ placement_opts = [
                default=4,
                min=1,
                help='How many times an allocation write (claim_resources, '
-                    'put_allocations) is attempted when placement answers '
-                    '409 with a resource provider generation conflict. '
-                    'Consumer generation conflicts are never retried: they '
-                    'mean another actor changed the consumer.'),
+                    'put_allocations, move_allocations) is attempted when '
+                    'placement answers 409 with a resource provider '
+                    'generation conflict. Consumer generation conflicts are '
+                    'not retried: they mean another actor changed the '
+                    'consumer. The one exception is removing a host from a '
+                    'consumer\'s allocations '
+                    '(remove_provider_tree_from_instance_allocation, an '
+                    'evacuation\'s clean-up), which re-reads and retries '
+                    'either conflict, since it writes back what it read '
+                    'less that host.'),
     cfg.FloatOpt('claim_retry_max_delay',
                  default=2.0,
                  min=0.0,

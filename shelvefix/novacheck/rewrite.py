@@ -236,7 +236,8 @@ def _changed_methods(text, rewritten, class_name):
             ast.dump(node) != ast.dump(before[name])]
 
 
-def rewrite_method(cls, rewrite, name, method_name=steps.METHOD_NAME):
+def rewrite_method(cls, rewrite, name, method_name=steps.METHOD_NAME,
+                   defined_in=None):
     """A subclass of ``cls`` whose methods run rewritten code.
 
     The rewrite sees the whole class (so a statement reached through a
@@ -251,29 +252,36 @@ def rewrite_method(cls, rewrite, name, method_name=steps.METHOD_NAME):
     :param name: the new class's name
     :param method_name: the method to replace, or None for every method
         the rewrite changed
+    :param defined_in: the base of ``cls`` (a mixin) whose source holds
+        the methods to rewrite (default: ``cls`` itself)
     :returns: the subclass; its ``rewritten_source`` holds the rewritten
         class text
     :raises RewriteError: the rewrite does not apply to the class
     """
-    text, first_line = class_source(cls)
-    rewritten = rewrite(text, class_name=cls.__name__)
+    source_cls = defined_in or cls
+    if source_cls not in cls.__mro__:
+        raise RewriteError('%s is not a base of %s'
+                           % (source_cls.__name__, cls.__name__))
+    text, first_line = class_source(source_cls)
+    rewritten = rewrite(text, class_name=source_cls.__name__)
     if method_name is None:
-        found = _changed_methods(text, rewritten, cls.__name__)
+        found = _changed_methods(text, rewritten, source_cls.__name__)
         if not found:
             raise RewriteError('%s changed no method of %s'
-                               % (rewrite.__name__, cls.__name__))
+                               % (rewrite.__name__, source_cls.__name__))
     else:
         found = [node for node in ast.walk(ast.parse(rewritten))
                  if isinstance(node, ast.FunctionDef) and
                  node.name == method_name]
         if len(found) != 1:
             raise RewriteError('%s has %d methods named %s'
-                               % (cls.__name__, len(found), method_name))
+                               % (source_cls.__name__, len(found),
+                                  method_name))
     module = ast.Module(body=found, type_ignores=[])
     ast.increment_lineno(module, first_line - 1)
     namespace = {}
-    exec(compile(module, inspect.getsourcefile(cls), 'exec'),
-         vars(sys.modules[cls.__module__]), namespace)
+    exec(compile(module, inspect.getsourcefile(source_cls), 'exec'),
+         vars(sys.modules[source_cls.__module__]), namespace)
     attributes = {node.name: namespace[node.name] for node in found}
     attributes.update({
         'rewritten_source': rewritten,

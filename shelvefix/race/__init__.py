@@ -4,6 +4,8 @@
   flavor, project and user every run uses (the offload-unshelve race);
 * :mod:`~shelvefix.race.cloud` - two compute hosts, a conductor and a
   scheduler around one server (the unshelve and lifecycle scenarios);
+* :mod:`~shelvefix.race.move_cloud` - the same around a server being
+  resized or evacuated, with its migration record (the move scenarios);
 * :mod:`~shelvefix.race.client` - the API side of an unshelve (the one
   copy of it);
 * :mod:`~shelvefix.race.timeline` - placement requests and saves in one
@@ -14,7 +16,8 @@
   touches;
 * :mod:`~shelvefix.race.outcomes` - what went wrong in a run;
 * :mod:`~shelvefix.race.program` - the scenarios as programs for the
-  :mod:`~shelvefix.explorer`, and uncontrolled random runs;
+  :mod:`~shelvefix.explorer`, and uncontrolled random runs
+  (:mod:`~shelvefix.race.move_program` for the move scenarios);
 * :mod:`~shelvefix.race.report` - tables, timelines, Mermaid and JSON;
 * :mod:`~shelvefix.race.stress` - K servers x M cycles under real
   concurrency;
@@ -31,14 +34,25 @@ CORRECTED = 'corrected'
 LEGACY = 'legacy'
 PRE_2025480 = 'pre-2025480'
 PRE_1862633 = 'pre-1862633'
+PRE_1879878 = 'pre-1879878'
+PRE_1821594 = 'pre-1821594'
+# The corrected code with one part as nova's latest release has it, where
+# the race lab found a defect upstream has not fixed.
+NOVA_REVERT = 'nova-revert'
+NOVA_EVACUATE = 'nova-evacuate'
 ORDERINGS = (CORRECTED, LEGACY)
-VARIANTS = (CORRECTED, LEGACY, PRE_2025480, PRE_1862633)
+VARIANTS = (CORRECTED, LEGACY, PRE_2025480, PRE_1862633, PRE_1879878,
+            PRE_1821594, NOVA_REVERT, NOVA_EVACUATE)
 
 # The scenarios (see race.program).
 OFFLOAD_UNSHELVE = 'offload-unshelve'
 UNSHELVE_PERIODIC = 'unshelve-periodic'
 LIFECYCLE = 'lifecycle'
-SCENARIOS = (OFFLOAD_UNSHELVE, UNSHELVE_PERIODIC, LIFECYCLE)
+RESIZE_CONFIRM = 'resize-confirm'
+RESIZE_REVERT = 'resize-revert'
+EVACUATE = 'evacuate'
+SCENARIOS = (OFFLOAD_UNSHELVE, UNSHELVE_PERIODIC, LIFECYCLE, RESIZE_CONFIRM,
+             RESIZE_REVERT, EVACUATE)
 ALL = 'all'
 DEFAULT_SCENARIO = OFFLOAD_UNSHELVE
 
@@ -52,3 +66,5 @@ FREE_METHODS = (GET_PUT, DELETE)
 # Faults a cell can inject into every run.
 GHOST = 'ghost'
 PORT_BINDING = 'port-binding'
+CONFIRM_FAILS = 'confirm-fails'
+REBUILD_FAILS = 'rebuild-fails'

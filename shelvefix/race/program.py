@@ -304,6 +304,19 @@ def _cloud_scenario(name, title, lifecycle, variant_faults):
                                                  lifecycle=lifecycle))
 
 
+def _move_scenario(name, title):
+    """A scenario of move cells (see :mod:`shelvefix.race.move_program`)."""
+    def make(placement, cell):
+        from shelvefix.race import move_program
+        return move_program.MoveRaceProgram(placement, cell, name)
+
+    def cells(ghost=False):
+        from shelvefix.race import move_program
+        return [Cell(variant, None, fault)
+                for variant, fault in move_program.CELLS[name]]
+    return Scenario(name, title, 'variant', cells, make)
+
+
 SCENARIOS = collections.OrderedDict((s.name, s) for s in [
     Scenario(race.OFFLOAD_UNSHELVE,
              'shelve-offload (compute) against unshelve (API + scheduler)',
@@ -324,6 +337,15 @@ SCENARIOS = collections.OrderedDict((s.name, s) for s in [
                     [(race.CORRECTED, None), (race.CORRECTED, PORT_BINDING),
                      (race.LEGACY, None), (race.PRE_2025480, None),
                      (race.PRE_1862633, PORT_BINDING)]),
+    _move_scenario(race.RESIZE_CONFIRM,
+                   "confirm a resize (compute-1) against compute-1's "
+                   'update_available_resource'),
+    _move_scenario(race.RESIZE_REVERT,
+                   'revert a resize (compute-2, then compute-1) against '
+                   'the periodic audit on both hosts'),
+    _move_scenario(race.EVACUATE,
+                   "evacuate to compute-2 against compute-1's service "
+                   "starting again and compute-2's periodic audit"),
 ])
 
 

@@ -150,6 +150,7 @@ def _mermaid_text(text):
 
 
 _TARGETS = (('instance', 'I', 'instance store'),
+            ('migration', 'M', 'migration records'),
             ('placement', 'P', 'placement'),
             ('lock', 'L', 'locks'),
             ('rpc', 'R', 'message bus'))

@@ -6,7 +6,7 @@ Each piece of shared state the actors touch gets an interceptor that calls
 * :class:`StepTransport` - every placement HTTP request (a requests
   transport wrapped around the backend's);
 * :class:`StoreStepper` - every read, wait, list and save of an instance
-  row;
+  (or migration) row;
 * :class:`LockStepper` - acquiring and releasing a host's named locks (a
   guarded step: enabled while the lock is free);
 * :class:`RpcStepper` - casts, and receives (guarded: enabled once a
@@ -20,7 +20,8 @@ never has to guess where a reversal moves them.
 Each step names what it touches (its *footprint*, a frozenset of strings)
 so that the explorer can tell steps that commute from steps that do not:
 ``consumer:<uuid>`` and ``provider:<uuid>`` in placement,
-``instance:<uuid>`` in the instance store, ``lock:<host>:<name>``,
+``instance:<uuid>`` in the instance store, ``migration:<uuid>`` in the
+migration store, ``lock:<host>:<name>``,
 ``rpc:<topic>.<server>``. A placement request's footprint is computed
 when the actor pauses, from what the request names and from which
 providers the consumer holds allocations on. Only a step touching that
@@ -140,6 +141,18 @@ class StepTransport(requests.adapters.BaseAdapter):
             return (frozenset([consumer(uuid)] +
                               [provider(rp) for rp in touched]),
                     model.WRITE)
+        if parts == ['allocations'] and method == 'POST' and body:
+            # Several consumers at once (a move): each one named, with the
+            # providers it holds and those it is given.
+            touched = set()
+            for uuid, entry in body.items():
+                touched.update(self.holdings.get(uuid, ()))
+                if isinstance(entry, dict) and isinstance(
+                        entry.get('allocations'), dict):
+                    touched.update(entry['allocations'])
+            return (frozenset([consumer(uuid) for uuid in body] +
+                              [provider(rp) for rp in touched]),
+                    model.WRITE)
         if (parts[0] == 'resource_providers' and len(parts) == 3 and
                 parts[2] in ('allocations', 'usages') and method == 'GET'):
             # Every allocation write names the providers it changes.
@@ -153,6 +166,13 @@ class StepTransport(requests.adapters.BaseAdapter):
     def _learn(self, method, path, body, resp):
         """Keep ``holdings`` right after a request on a consumer."""
         parts = path.strip('/').split('/')
+        if parts == ['allocations'] and method == 'POST' and body:
+            for uuid, entry in body.items():
+                if resp is None or resp.status_code >= 500:
+                    self.holdings[uuid] = set(self.providers)
+                elif resp.status_code == 204:
+                    self.holdings[uuid] = set(entry.get('allocations') or {})
+            return
         if parts[0] != 'allocations' or len(parts) != 2:
             return
         uuid = parts[1]
@@ -212,25 +232,33 @@ class StoreStepper(object):
     """The instance store's interceptor: one explorer step per access.
 
     :param store: the :class:`~shelvefix.objects.instance.InstanceStore`
+        (or a :class:`~shelvefix.objects.migration.MigrationStore`, with
+        ``kind`` ``'migration'``)
     :param wait_label: the label of a ``wait`` step (what is waited for)
     :param names: a :class:`Names` (default: none)
+    :param kind: what the store's rows are; resources are named
+        ``<kind>:<uuid>``
     """
 
-    LABELS = {'get': 'read instance', 'update': 'save instance',
-              'list': 'list instances on the node'}
+    LABELS = {'get': 'read %s', 'update': 'save %s',
+              'list': 'list %ss on the node'}
 
-    def __init__(self, controller, store, wait_label, names=None):
+    def __init__(self, controller, store, wait_label, names=None,
+                 kind='instance'):
         self.controller = controller
         self.store = store
         self.wait_label = wait_label
         self.names = names or Names([])
+        self.kind = kind
 
     def __call__(self, op, uuid, guard=None):
         uuids = self.store.uuids() if op == 'list' else [uuid]
-        resource = frozenset(self.names(instance(u)) for u in uuids)
-        label = self.wait_label if op == 'wait' else self.LABELS[op]
+        resource = frozenset(self.names('%s:%s' % (self.kind, u))
+                             for u in uuids)
+        label = (self.wait_label if op == 'wait'
+                 else self.LABELS[op] % self.kind)
         return self.controller.step(
-            'instance', resource,
+            self.kind, resource,
             access=model.WRITE if op == 'update' else model.READ,
             label=label, guard=guard)
 

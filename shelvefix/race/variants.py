@@ -16,7 +16,27 @@ demonstration cannot drift from what it demonstrates:
 ``pre-1862633``
     :func:`~shelvefix.novacheck.rewrite.leak_on_bind_failure`: the unshelve
     sets up the network before its ``try``, so a port binding failure
-    keeps the destination's allocations, as before nova commit e65d4a13.
+    keeps the destination's allocations, as before nova commit e65d4a13;
+``pre-1879878``
+    :func:`~shelvefix.novacheck.move_rewrites.status_outside_lock`: confirm
+    and revert set the migration's status before the resource tracker's
+    critical section that drops the move claim, as before nova commits
+    a57800d382 and dc9c7a5ebf;
+``pre-1821594``
+    :func:`~shelvefix.novacheck.move_rewrites.free_after_success`: confirm
+    deletes the migration's allocations only if the source's clean-up
+    succeeded, as before nova commit 03a6d26691;
+``nova-revert``
+    :func:`~shelvefix.novacheck.move_rewrites.revert_outside_lock`: the
+    source saves a reverted server back outside its tracker's lock, as
+    nova's latest release does (not fixed upstream);
+``nova-evacuate``
+    :func:`~shelvefix.novacheck.move_rewrites.cleanup_in_flight`,
+    :func:`~shelvefix.novacheck.move_rewrites.rebuild_saved_apart` and
+    :func:`~shelvefix.novacheck.move_rewrites.evacuation_not_counted`: the
+    source's start-up cleans up after evacuations still in flight, and the
+    destination saves the end of the rebuild before the server is its own,
+    uncounted, as nova's latest release does (not fixed upstream).
 
 The pre-fix variants exist to show the bugs; they are not, and must never
 become, options of the library.
@@ -25,8 +45,12 @@ become, options of the library.
 import collections
 import functools
 
+from shelvefix.compute import evacuate
 from shelvefix.compute import manager
+from shelvefix.compute import move_claims
+from shelvefix.compute import resize
 from shelvefix.compute import resource_tracker
+from shelvefix.novacheck import move_rewrites
 from shelvefix.novacheck import rewrite
 from shelvefix import race
 
@@ -63,6 +87,58 @@ def leaking_compute_manager(cls=manager.ComputeManager):
                                   method_name='_unshelve_instance')
 
 
+@functools.lru_cache(maxsize=None)
+def status_outside_lock_tracker(cls=resource_tracker.ResourceTracker):
+    """``cls`` saving the migration's status outside its lock (1879878)."""
+    return rewrite.rewrite_method(cls, move_rewrites.status_outside_lock,
+                                  'Pre1879878' + cls.__name__,
+                                  method_name=None,
+                                  defined_in=move_claims.MoveClaims)
+
+
+@functools.lru_cache(maxsize=None)
+def leaking_confirm_manager(cls=manager.ComputeManager):
+    """``cls`` freeing the migration's allocations on success only."""
+    return rewrite.rewrite_method(cls, move_rewrites.free_after_success,
+                                  'Pre1821594' + cls.__name__,
+                                  method_name='confirm_resize',
+                                  defined_in=resize.ResizeMixin)
+
+
+@functools.lru_cache(maxsize=None)
+def nova_revert_manager(cls=manager.ComputeManager):
+    """``cls`` saving a reverted server back as nova does."""
+    return rewrite.rewrite_method(cls, move_rewrites.revert_outside_lock,
+                                  'NovaRevert' + cls.__name__,
+                                  method_name='_finish_revert_resize',
+                                  defined_in=resize.ResizeMixin)
+
+
+@functools.lru_cache(maxsize=None)
+def nova_evacuate_manager(cls=manager.ComputeManager):
+    """``cls`` evacuating as nova does.
+
+    The start-up cleans up after evacuations in flight, and the end of
+    the rebuild is saved before the host.
+    """
+    cleaning = rewrite.rewrite_method(
+        cls, move_rewrites.cleanup_in_flight, 'NovaCleanup' + cls.__name__,
+        method_name='_destroy_evacuated_instances',
+        defined_in=evacuate.EvacuateMixin)
+    return rewrite.rewrite_method(
+        cleaning, move_rewrites.rebuild_saved_apart,
+        'NovaEvacuate' + cls.__name__, method_name='_do_rebuild_instance',
+        defined_in=evacuate.EvacuateMixin)
+
+
+@functools.lru_cache(maxsize=None)
+def nova_evacuation_tracker(cls=resource_tracker.ResourceTracker):
+    """``cls`` whose ``finish_evacuation`` counts nothing, as nova's."""
+    return rewrite.rewrite_method(cls, move_rewrites.evacuation_not_counted,
+                                  'NovaEvacuation' + cls.__name__,
+                                  method_name='finish_evacuation')
+
+
 def code(variant):
     """The :class:`Code` of a variant.
 
@@ -79,6 +155,15 @@ def code(variant):
     if variant == race.PRE_1862633:
         return Code(leaking_compute_manager(),
                     resource_tracker.ResourceTracker)
+    if variant == race.PRE_1879878:
+        return Code(manager.ComputeManager, status_outside_lock_tracker())
+    if variant == race.PRE_1821594:
+        return Code(leaking_confirm_manager(),
+                    resource_tracker.ResourceTracker)
+    if variant == race.NOVA_REVERT:
+        return Code(nova_revert_manager(), resource_tracker.ResourceTracker)
+    if variant == race.NOVA_EVACUATE:
+        return Code(nova_evacuate_manager(), nova_evacuation_tracker())
     raise ValueError('unknown variant %r; choose one of %s'
                      % (variant, ', '.join(race.VARIANTS)))
 

@@ -23,6 +23,7 @@ from shelvefix import exception
 from shelvefix.scheduler.client import alloc_request as alloc_request_mod
 from shelvefix.scheduler.client import candidates
 from shelvefix.scheduler.client import errors
+from shelvefix.scheduler.client import moves
 from shelvefix.scheduler.client import providers
 from shelvefix.scheduler.client import writes
 from shelvefix import utils
@@ -35,7 +36,8 @@ CONSUMER_GENERATION_VERSION = '1.28'
 
 class SchedulerReportClient(writes.AllocationWrites,
                             providers.ProviderCalls,
-                            candidates.CandidateQueries):
+                            candidates.CandidateQueries,
+                            moves.AllocationMoves):
     """Client for the placement API, as nova's scheduler and compute use it.
 
     :param adapter: a keystoneauth1 ``Adapter`` for placement. Without one,

@@ -7,6 +7,7 @@ of the command is in the unit tests.
 """
 
 import json
+import logging
 import os
 
 import fixtures
@@ -109,6 +110,34 @@ class ScenarioCommandTestCase(base.TestCase):
         self.assertIn('Corrected code: no bad outcome in any interleaving',
                       out)
 
+    def test_resize_confirm_table(self):
+        rc, out, _err = self.run_main('race', '--backend', 'double',
+                                      '--scenario', 'resize-confirm')
+        self.assertEqual(0, rc, out)
+        rows = {tuple(line.split()[:2]): line.split()[2:]
+                for line in out.splitlines()
+                if line.startswith(('corrected', 'pre-'))}
+        self.assertEqual({('corrected', '-'), ('corrected', 'confirm-fails'),
+                          ('pre-1879878', '-'),
+                          ('pre-1821594', 'confirm-fails')}, set(rows))
+        for fault in ('-', 'confirm-fails'):
+            runs, ok = rows[('corrected', fault)][:2]
+            self.assertEqual(runs, ok)
+        self.assertIn('First counterexample: pre-1879878, no fault: usage '
+                      'untracked', out)
+        self.assertIn('First counterexample: pre-1821594, fault '
+                      'confirm-fails: migration allocations leaked', out)
+        self.assertIn('save migration -> status=confirmed', out)
+
+    def test_move_variants_belong_to_their_scenarios(self):
+        rc, _out, err = self.run_main('race', '--backend', 'double',
+                                      '--scenario', 'evacuate',
+                                      '--variant', 'pre-1821594')
+        self.assertEqual(2, rc)
+        self.assertIn('--variant pre-1821594 is not a variant of --scenario '
+                      'evacuate (it has: corrected, nova-evacuate)', err)
+        self.assertEqual(1, len(err.splitlines()), err)
+
     def test_json_diagram_and_variant(self):
         path = os.path.join(self.useFixture(fixtures.TempDir()).path,
                             'lifecycle.md')
@@ -132,6 +161,9 @@ class ScenarioCommandTestCase(base.TestCase):
                       'leaked', diagrams)
 
     def test_all_scenarios_json(self):
+        # Over a thousand runs: their debug logs would make a detail larger
+        # than a subunit packet may be.
+        self.useFixture(fixtures.FakeLogger(level=logging.WARNING))
         rc, out, _err = self.run_main('race', '--backend', 'double',
                                       '--scenario', 'all', '--json',
                                       '--variant', 'corrected')
@@ -139,7 +171,8 @@ class ScenarioCommandTestCase(base.TestCase):
         data = json.loads(out)
         self.assertTrue(data['corrected_is_clean'])
         self.assertEqual(['offload-unshelve', 'unshelve-periodic',
-                          'lifecycle'],
+                          'lifecycle', 'resize-confirm', 'resize-revert',
+                          'evacuate'],
                          [s['scenario'] for s in data['scenarios']])
         # One process per CPU on the double.
         self.assertEqual(explorer_parallel.available_cpus(),

@@ -8,6 +8,7 @@ placement double.
 
 from unittest import mock
 
+import fixtures
 from oslo_utils import uuidutils
 
 from shelvefix.compute import collaborators
@@ -103,6 +104,49 @@ class UnshelveTestCase(base.TestCase):
         self.assertEqual(
             (vm_states.SHELVED_OFFLOADED, None, None, None), self.saved())
         self.assertEqual([], self.rt.tracked_on('node-2'))
+
+    def test_claim_failing_after_saving_host_and_node(self):
+        # The claim saves host and node first, then counts the instance: a
+        # failure in between returns no Claim, so nothing aborts it and
+        # only the manager's failure path can take the instance off the
+        # node again.
+        placement = {self.inst.uuid: {'rp': {'resources': {'VCPU': 1}}}}
+        self.client.get_allocations_for_consumer.side_effect = (
+            lambda ctx, uuid: dict(placement[uuid]))
+
+        def delete(ctx, uuid, force):
+            self.timeline.append(('delete allocations', force))
+            placement.pop(uuid, None)
+        self.client.delete_allocation_for_instance.side_effect = delete
+        saved_before_failure = []
+
+        def count_fails(context, instance, nodename, is_removed=False):
+            saved_before_failure.append(self.saved())
+            raise RuntimeError('counting failed')
+        self.useFixture(fixtures.MockPatchObject(
+            self.rt, '_update_usage_from_instance',
+            side_effect=count_fails))
+
+        error = self.assertRaises(RuntimeError, self.unshelve)
+
+        self.assertEqual('counting failed', str(error))
+        # The failure came after the claim had saved host and node.
+        self.assertEqual(
+            [(vm_states.SHELVED_OFFLOADED, task_states.SPAWNING,
+              'compute-2', 'node-2')], saved_before_failure)
+        # Cleared again, with the task state.
+        self.assertEqual(
+            (vm_states.SHELVED_OFFLOADED, None, None, None), self.saved())
+        self.assertIsNone(self.inst.host)
+        self.assertIsNone(self.inst.node)
+        # The scheduler's allocations went back; the node counts nothing.
+        self.client.delete_allocation_for_instance.assert_called_once_with(
+            self.context, self.inst.uuid, force=True)
+        self.assertNotIn(self.inst.uuid, placement)
+        self.assertEqual([], self.rt.tracked_on('node-2'))
+        self.assertEqual({}, self.rt.usage('node-2'))
+        self.assertEqual([], self.driver.calls)
+        self.assertEqual([], self.network.calls)
 
     def test_pre_1862633_variant_leaks_the_allocations(self):
         # The rewrite the race lab's pre-fix variant uses: the port binding

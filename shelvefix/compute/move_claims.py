@@ -1,0 +1,237 @@
+"""The resource tracker's side of resize, cold migration and evacuation.
+
+A move makes two nodes count one server for a while. The destination's
+claim (``resize_claim``, ``rebuild_claim``) counts the new flavor there and
+tracks the migration; the source keeps counting the old flavor, for a
+possible revert, until the move is confirmed. The periodic audit recounts
+both from the migrations in progress: an instance moving in is counted on
+the destination until it is saved there, one that has moved out is
+counted on the source until its migration ends.
+
+Ending a move drops a claim: confirming drops the source's
+(``drop_move_claim_at_source``), reverting the destination's
+(``drop_move_claim_at_dest``). Each sets the migration's status *and*
+drops the usage under the tracker's lock, in one critical section. Done
+apart (bug 1879878), an audit run between the two no longer counts the
+migration (its status says it ended), and the drop that follows subtracts
+the flavor a second time. For the same reason the source takes a reverted
+server back in one critical section (``revert_migration_at_source``):
+nova saves its host back outside the lock, and an audit of the source
+between the destination's drop and that save leaves the source counting
+nothing for the server it runs again (found by ``shelvefix race --scenario
+resize-revert``).
+
+The mixin expects the tracker's ``host``, ``store``, ``tracked_instances``,
+``tracked_migrations``, ``_semaphore`` and ``_update_usage``.
+"""
+
+from oslo_log import log as logging
+
+from shelvefix.compute import task_states
+from shelvefix.compute import vm_states
+from shelvefix import exception
+from shelvefix.objects import instance as instance_obj
+from shelvefix.objects import migration as migration_obj
+
+LOG = logging.getLogger(__name__)
+
+
+def instance_in_resize_state(instance):
+    """True if a resize, a cold migration or a rebuild is moving it."""
+    if instance.vm_state == vm_states.RESIZED:
+        return True
+    return (instance.vm_state in (vm_states.ACTIVE, vm_states.STOPPED) and
+            instance.task_state in (task_states.resizing_states +
+                                    task_states.rebuild_states))
+
+
+class MoveClaim(object):
+    """A destination's claim for a move; a context manager.
+
+    Leaving the ``with`` block by an exception aborts it: the node stops
+    counting the flavor it claimed.
+    """
+
+    def __init__(self, context, instance, nodename, flavor, tracker,
+                 migration):
+        self.context = context
+        self.instance = instance
+        self.nodename = nodename
+        self.flavor = flavor
+        self.tracker = tracker
+        self.migration = migration
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc_value, traceback):
+        if exc_type is not None:
+            self.abort()
+
+    def abort(self):
+        """Give the claimed resources back."""
+        LOG.debug('Aborting move claim of instance %s on %s',
+                  self.instance.uuid, self.nodename)
+        self.tracker.drop_move_claim(self.context, self.instance,
+                                     self.nodename, flavor=self.flavor)
+
+
+class MoveClaims(object):
+    """Move claims, their drops and the audit of migrations in progress."""
+
+    # -- claims on the destination ----------------------------------------
+
+    def resize_claim(self, context, instance, flavor, nodename, migration,
+                     allocations, image_meta=None, limits=None):
+        """Claim ``flavor`` on this node for a resize or cold migration.
+
+        :param migration: the conductor's migration record
+        :param allocations: placement's allocations for the instance
+            (nova's signature: the amounts come from the flavor)
+        :returns: a :class:`MoveClaim`
+        """
+        with self._semaphore():
+            return self._move_claim(context, instance, flavor, nodename,
+                                    migration, allocations, limits=limits)
+
+    def rebuild_claim(self, context, instance, nodename, allocations,
+                      limits=None, image_meta=None, migration=None):
+        """Claim the instance's flavor on this node for an evacuation."""
+        with self._semaphore():
+            return self._move_claim(
+                context, instance, instance.flavor, nodename, migration,
+                allocations, move_type=migration_obj.EVACUATION,
+                limits=limits)
+
+    def _move_claim(self, context, instance, new_flavor, nodename,
+                    migration, allocations, move_type=None, limits=None):
+        if migration is None:
+            # nova's tracker makes one when the conductor did not; every
+            # move here has the conductor's.
+            raise exception.Invalid(
+                reason='a move claim for instance %s needs its migration '
+                       'record' % instance.uuid)
+        self._claim_existing_migration(migration, nodename)
+        self._update_usage_from_migration(context, instance, migration,
+                                          nodename)
+        return MoveClaim(context, instance, nodename, new_flavor, self,
+                         migration)
+
+    def _claim_existing_migration(self, migration, nodename):
+        """Make the migration this node's, so that audits count it."""
+        migration.dest_compute = self.host
+        migration.dest_node = nodename
+        migration.status = migration_obj.PRE_MIGRATING
+        migration.save()
+
+    # -- ending a move -----------------------------------------------------
+
+    def drop_move_claim_at_source(self, context, instance, migration):
+        """Confirmed: the source stops counting the old flavor.
+
+        The status and the drop are one critical section (bug 1879878).
+        """
+        with self._semaphore():
+            migration.status = migration_obj.CONFIRMED
+            migration.save()
+            self._drop_move_claim(context, instance, migration.source_node,
+                                  migration.old_flavor)
+
+    def drop_move_claim_at_dest(self, context, instance, migration):
+        """Reverted: the destination stops counting the new flavor.
+
+        The status and the drop are one critical section (bug 1879878).
+        """
+        with self._semaphore():
+            migration.status = migration_obj.REVERTED
+            migration.save()
+            self._drop_move_claim(context, instance, migration.dest_node,
+                                  migration.new_flavor)
+
+    def revert_migration_at_source(self, context, instance, migration):
+        """Reverted: the server is the source node's again, and counted.
+
+        Its host, node and flavor are saved back in the same critical
+        section that makes the node count it: as an instance now, with
+        the old flavor the node still counts for the migration, or counted
+        afresh if an audit has stopped counting the migration meanwhile
+        (its status says reverted). Saved apart, as nova saves it, an
+        audit in between leaves the node counting nothing for a server
+        running on it until the next audit.
+        """
+        with self._semaphore():
+            instance.flavor = migration.old_flavor
+            instance.host = migration.source_compute
+            instance.node = migration.source_node
+            instance.save(expected_task_state=[
+                task_states.RESIZE_REVERTING])
+            resources = dict(migration.old_flavor.resources)
+            tracked = self.tracked_migrations.pop(instance.uuid, None)
+            if instance.uuid not in self.tracked_instances:
+                self.tracked_instances[instance.uuid] = (
+                    migration.source_node, resources)
+                if tracked is None:
+                    self._update_usage(resources, migration.source_node)
+
+    def drop_move_claim(self, context, instance, nodename, flavor=None):
+        """Stop counting a move on ``nodename``.
+
+        :param flavor: what to subtract; None subtracts the new flavor of
+            a migration the node tracks, and nothing otherwise
+        """
+        with self._semaphore():
+            self._drop_move_claim(context, instance, nodename, flavor)
+
+    def _drop_move_claim(self, context, instance, nodename, flavor=None):
+        uuid = instance.uuid
+        if flavor is None and uuid in self.tracked_migrations:
+            flavor = self.tracked_migrations[uuid].new_flavor
+        if flavor is not None:
+            # Subtracted whether or not an audit still counted it, as
+            # nova's tracker does: that is why the status must change in
+            # the same critical section.
+            self._update_usage(flavor.resources, nodename, sign=-1)
+        self.tracked_migrations.pop(uuid, None)
+        # Forgotten without subtracting: the flavor above was its usage.
+        self.tracked_instances.pop(uuid, None)
+
+    # -- the audit -----------------------------------------------------------
+
+    def _update_usage_from_migration(self, context, instance, migration,
+                                     nodename):
+        """Count one migration moving ``instance`` into or out of a node."""
+        incoming = (migration.dest_compute == self.host and
+                    migration.dest_node == nodename)
+        outbound = (migration.source_compute == self.host and
+                    migration.source_node == nodename)
+        tracked = instance.uuid in self.tracked_instances
+        flavor = None
+        if incoming and outbound:
+            # A resize on one node: hold the flavor it is not running.
+            flavor = (migration.new_flavor
+                      if instance.flavor == migration.old_flavor
+                      else migration.old_flavor)
+        elif incoming and not tracked:
+            flavor = migration.new_flavor
+        elif outbound and not tracked:
+            flavor = migration.old_flavor
+        if flavor is not None:
+            LOG.debug('Tracking migration %(migration)s of instance '
+                      '%(uuid)s on %(node)s',
+                      {'migration': migration.uuid, 'uuid': instance.uuid,
+                       'node': nodename})
+            self._update_usage(flavor.resources, nodename)
+            self.tracked_migrations[instance.uuid] = migration
+
+    def _update_usage_from_migrations(self, context, migrations, nodename):
+        self.tracked_migrations.clear()
+        for migration in migrations:
+            try:
+                instance = instance_obj.Instance.get_by_uuid(
+                    self.store, migration.instance_uuid)
+            except exception.InstanceNotFound:
+                continue
+            if not instance_in_resize_state(instance):
+                continue
+            self._update_usage_from_migration(context, instance, migration,
+                                              nodename)

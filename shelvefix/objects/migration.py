@@ -1,0 +1,359 @@
+"""A migration record whose ``save`` writes through a shared store.
+
+Resize, cold migration and evacuation each leave a migration row behind
+that the resource tracker of both the source and the destination host
+reads to decide which resources are still claimed. As with
+:mod:`shelvefix.objects.instance`, changing a :class:`Migration` in memory
+is invisible to every other reader until :meth:`Migration.save` succeeds.
+"""
+
+import copy
+import threading
+
+from shelvefix import exception
+from shelvefix.objects import instance as instance_obj
+from shelvefix import utils
+
+# Migration types (the values of nova's fields.MigrationType used here).
+MIGRATION = 'migration'  # a cold migration: same flavor, another host
+RESIZE = 'resize'
+EVACUATION = 'evacuation'
+MIGRATION_TYPES = (MIGRATION, RESIZE, EVACUATION)
+
+# Statuses, as nova's conductor and compute manager spell them.
+PRE_MIGRATING = 'pre-migrating'
+MIGRATING = 'migrating'
+POST_MIGRATING = 'post-migrating'
+FINISHED = 'finished'
+CONFIRMING = 'confirming'
+CONFIRMED = 'confirmed'
+REVERTING = 'reverting'
+REVERTED = 'reverted'
+ACCEPTED = 'accepted'
+DONE = 'done'
+COMPLETED = 'completed'
+ERROR = 'error'
+FAILED = 'failed'
+CANCELLED = 'cancelled'
+ALL_STATUSES = (PRE_MIGRATING, MIGRATING, POST_MIGRATING, FINISHED,
+                CONFIRMING, CONFIRMED, REVERTING, REVERTED, ACCEPTED, DONE,
+                COMPLETED, ERROR, FAILED, CANCELLED)
+
+# The statuses a migration has no more claim on a host in, i.e. those that
+# migration_get_in_progress_by_host_and_node leaves out. FINISHED is not one
+# of them: a finished resize still waits to be confirmed or reverted.
+NOT_IN_PROGRESS = (CONFIRMED, REVERTED, ERROR, FAILED, COMPLETED, CANCELLED,
+                   DONE)
+
+FIELDS = ('uuid', 'instance_uuid', 'source_compute', 'source_node',
+          'dest_compute', 'dest_node', 'migration_type', 'status',
+          'old_flavor', 'new_flavor')
+
+
+def _as_list(value):
+    """A single string (or None) becomes a one-item list."""
+    if value is None or isinstance(value, str):
+        return [value]
+    return list(value)
+
+
+def _validate(values):
+    """:raises Invalid: ``values`` (a full row) is not a valid migration."""
+    utils.validate_uuid(values['uuid'])
+    if values['migration_type'] not in MIGRATION_TYPES:
+        raise exception.Invalid(reason='unknown migration_type %r'
+                                % values['migration_type'])
+    if values['status'] not in ALL_STATUSES:
+        raise exception.Invalid(reason='unknown migration status %r'
+                                % values['status'])
+    for field in ('old_flavor', 'new_flavor'):
+        if not (values[field] is None or
+                isinstance(values[field], instance_obj.Flavor)):
+            raise exception.Invalid(reason='%s must be a Flavor or None, '
+                                    'got %r' % (field, values[field]))
+
+
+class MigrationStore(object):
+    """The saved migration rows: what every reader but their writer sees.
+
+    Designed as :class:`~shelvefix.objects.instance.InstanceStore`: writes
+    are atomic, observers are called as ``observer(uuid, row)`` under the
+    lock after each successful write, and ``interceptor``, when set, is
+    called as ``interceptor(op, uuid, guard=None)`` before each intercepted
+    access (op ``'get'``, ``'list'`` or ``'update'``) and returns a handle
+    whose ``done(result)`` receives the outcome.
+    """
+
+    def __init__(self):
+        self._rows = {}
+        self._lock = threading.RLock()
+        self.observers = []
+        self.interceptor = None
+
+    def _intercept(self, op, uuid, guard=None):
+        if self.interceptor is None:
+            return instance_obj._NO_HANDLE
+        return self.interceptor(op, uuid, guard=guard)
+
+    def create(self, values):
+        """Insert a new row; raises Invalid if the uuid exists."""
+        with self._lock:
+            if values['uuid'] in self._rows:
+                raise exception.Invalid(
+                    reason='migration %s already exists' % values['uuid'])
+            self._rows[values['uuid']] = copy.deepcopy(values)
+            self._notify(values['uuid'])
+
+    def get(self, uuid):
+        """Return a copy of the saved row (an intercepted ``'get'``).
+
+        :raises MigrationNotFound: no such migration
+        """
+        handle = self._intercept('get', uuid)
+        try:
+            row = self.peek(uuid)
+        except exception.MigrationNotFound as e:
+            handle.done(type(e).__name__)
+            raise
+        handle.done('status=%s' % row['status'])
+        return row
+
+    def peek(self, uuid):
+        """Like :meth:`get` but never intercepted (for checks and guards).
+
+        :raises MigrationNotFound: no such migration
+        """
+        with self._lock:
+            try:
+                return copy.deepcopy(self._rows[uuid])
+            except KeyError:
+                raise exception.MigrationNotFound(migration_id=uuid)
+
+    def uuids(self):
+        """The uuids of every saved row, sorted (never intercepted)."""
+        with self._lock:
+            return sorted(self._rows)
+
+    def query(self, predicate=None, **fields):
+        """Copies of the matching rows, in uuid order.
+
+        One intercepted read of every row (op ``'list'``, uuid None), as a
+        database query is.
+
+        :param predicate: None or a callable taking a row, true to keep it
+        :param fields: field values a row must have (ANDed with predicate)
+        :returns: a list of row copies
+        """
+        handle = self._intercept('list', None)
+        with self._lock:
+            rows = [copy.deepcopy(row)
+                    for _uuid, row in sorted(self._rows.items())
+                    if all(row[name] == value
+                           for name, value in fields.items()) and
+                    (predicate is None or predicate(row))]
+        handle.done('%d row(s)' % len(rows))
+        return rows
+
+    def update(self, uuid, values, expected_status=None):
+        """Write ``values`` if the row's status is as expected.
+
+        :param expected_status: None (not checked), a status, or a list of
+            acceptable current statuses
+        :returns: a copy of the new row
+        :raises MigrationUpdateConflict: the saved status is not expected;
+            nothing is written
+        :raises MigrationNotFound: no such migration
+        :raises Invalid: ``values`` names ``uuid`` or an unknown field
+        """
+        handle = self._intercept('update', uuid)
+        try:
+            row = self._update(uuid, values, expected_status)
+        except exception.ShelvefixException as e:
+            handle.done(type(e).__name__)
+            raise
+        handle.done('status=%s' % row['status'])
+        return row
+
+    def _update(self, uuid, values, expected_status):
+        with self._lock:
+            if uuid not in self._rows:
+                raise exception.MigrationNotFound(migration_id=uuid)
+            unknown = sorted(set(values) - set(FIELDS[1:]))
+            if unknown:
+                raise exception.Invalid(
+                    reason='cannot update migration field(s) %s' % unknown)
+            row = self._rows[uuid]
+            if expected_status is not None:
+                expected = _as_list(expected_status)
+                if row['status'] not in expected:
+                    raise exception.MigrationUpdateConflict(
+                        migration_id=uuid, expected={'status': expected},
+                        actual={'status': row['status']})
+            row.update(copy.deepcopy(values))
+            self._notify(uuid)
+            return copy.deepcopy(row)
+
+    def _notify(self, uuid):
+        for observer in list(self.observers):
+            observer(uuid, copy.deepcopy(self._rows[uuid]))
+
+
+class Migration(object):
+    """A migration as a service holds it in memory.
+
+    Attribute changes stay local until :meth:`save`, which writes only the
+    changed fields and reloads the saved row.
+    """
+
+    def __init__(self, store, uuid, instance_uuid=None, source_compute=None,
+                 source_node=None, dest_compute=None, dest_node=None,
+                 migration_type=MIGRATION, status=PRE_MIGRATING,
+                 old_flavor=None, new_flavor=None):
+        object.__setattr__(self, '_store', store)
+        object.__setattr__(self, '_changed', set())
+        values = {'uuid': uuid, 'instance_uuid': instance_uuid,
+                  'source_compute': source_compute,
+                  'source_node': source_node, 'dest_compute': dest_compute,
+                  'dest_node': dest_node, 'migration_type': migration_type,
+                  'status': status, 'old_flavor': old_flavor,
+                  'new_flavor': new_flavor}
+        _validate(values)
+        self._load(values)
+
+    @classmethod
+    def create(cls, store, uuid, **fields):
+        """Build a migration and insert it into ``store``.
+
+        :raises Invalid: a bad field value, or the uuid exists
+        """
+        migration = cls(store, uuid, **fields)
+        store.create(migration._values())
+        return migration
+
+    @classmethod
+    def get_by_uuid(cls, store, uuid):
+        """Load a migration from ``store``.
+
+        :raises MigrationNotFound: no such migration
+        """
+        return cls(store, **store.get(uuid))
+
+    def _load(self, values):
+        for field in FIELDS:
+            object.__setattr__(self, field, values[field])
+        self._changed.clear()
+
+    def _values(self):
+        return {field: getattr(self, field) for field in FIELDS}
+
+    def __setattr__(self, name, value):
+        if name not in FIELDS:
+            raise AttributeError('Migration has no field %r' % name)
+        if name == 'uuid':
+            raise AttributeError('uuid cannot be changed')
+        object.__setattr__(self, name, value)
+        self._changed.add(name)
+
+    @property
+    def is_resize(self):
+        return self.migration_type == RESIZE
+
+    @property
+    def is_evacuation(self):
+        return self.migration_type == EVACUATION
+
+    def obj_clone(self):
+        """A copy with the same values and the same unsaved changes."""
+        clone = type(self)(self._store, **copy.deepcopy(self._values()))
+        clone._changed.update(self._changed)
+        return clone
+
+    def obj_what_changed(self):
+        """The fields set since the last save or refresh."""
+        return set(self._changed)
+
+    def save(self, expected_status=None):
+        """Write the changed fields through the store, then reload.
+
+        :param expected_status: None (not checked), a status, or a list of
+            statuses the saved row must be in
+        :raises Invalid: a changed field holds a bad value; nothing is
+            written
+        :raises MigrationUpdateConflict: the saved status is not expected;
+            the in-memory changes are kept
+        """
+        _validate(self._values())
+        updates = {field: getattr(self, field) for field in self._changed}
+        row = self._store.update(self.uuid, updates,
+                                 expected_status=expected_status)
+        self._load(row)
+
+    def refresh(self):
+        """Drop in-memory changes and reload the saved row."""
+        self._load(self._store.get(self.uuid))
+
+    def __repr__(self):
+        return ('Migration(uuid=%s, type=%s, status=%s, %s/%s -> %s/%s)'
+                % (self.uuid, self.migration_type, self.status,
+                   self.source_compute, self.source_node, self.dest_compute,
+                   self.dest_node))
+
+
+# The get_by_filters keys and how each matches a row. 'host' and 'node'
+# match either end of the migration; 'source_compute' is ignored when 'host'
+# is given, as in nova. 'dest_compute' is a shelvefix addition: nova's
+# migration_get_all_by_filters has no such filter and would ignore the key.
+_FILTERS = {
+    'uuid': lambda row, v: row['uuid'] in _as_list(v),
+    'status': lambda row, v: row['status'] in _as_list(v),
+    'host': lambda row, v: v in (row['source_compute'], row['dest_compute']),
+    'source_compute': lambda row, v: row['source_compute'] == v,
+    'dest_compute': lambda row, v: row['dest_compute'] == v,
+    'node': lambda row, v: v in (row['source_node'], row['dest_node']),
+    'migration_type': lambda row, v: row['migration_type'] == v,
+    'instance_uuid': lambda row, v: row['instance_uuid'] == v,
+}
+
+
+class MigrationList(object):
+    """Queries returning several migrations, named as nova names them."""
+
+    @staticmethod
+    def get_in_progress_by_host_and_node(store, host, node):
+        """The migrations still holding resources on ``host``/``node``.
+
+        :param host: the compute host, as source or destination
+        :param node: the node, on the same end as ``host``
+        :returns: the :class:`Migration` objects whose status is not in
+            :data:`NOT_IN_PROGRESS`, in uuid order
+        """
+        def in_progress(row):
+            return (row['status'] not in NOT_IN_PROGRESS and
+                    ((row['source_compute'], row['source_node']) ==
+                     (host, node) or
+                     (row['dest_compute'], row['dest_node']) == (host, node)))
+        return [Migration(store, **row)
+                for row in store.query(predicate=in_progress)]
+
+    @staticmethod
+    def get_by_filters(store, filters):
+        """The migrations matching every filter, in uuid order.
+
+        :param filters: a dict with any of the keys ``uuid`` and
+            ``status`` (a value or a list), ``host``, ``source_compute``,
+            ``dest_compute``, ``node``, ``migration_type`` and
+            ``instance_uuid``
+        :returns: a list of :class:`Migration` objects
+        :raises Invalid: an unknown filter key (nova ignores those)
+        """
+        unknown = sorted(set(filters) - set(_FILTERS))
+        if unknown:
+            raise exception.Invalid(
+                reason='unsupported migration filter(s) %s' % unknown)
+        checks = [(_FILTERS[key], value) for key, value in filters.items()
+                  if not (key == 'source_compute' and 'host' in filters)]
+
+        def matches(row):
+            return all(check(row, value) for check, value in checks)
+        return [Migration(store, **row)
+                for row in store.query(predicate=matches)]

@@ -1,0 +1,134 @@
+"""What went wrong in one run of a move scenario, read from the end state.
+
+As for the shelve lifecycle (:mod:`shelvefix.race.outcomes`, whose labels
+are reused), the end state is read three ways and compared, now with two
+consumers (the server and its migration record):
+
+* placement against the saved records: the server holds its host's
+  allocations, nothing else (``allocations leaked``, ``claim wiped``;
+  after an evacuation, also the source's until that host starts again
+  and removes them); the
+  migration holds the source's only while the move is in progress
+  (:data:`MIGRATION_LEAKED` otherwise: after a confirm or a revert, or a
+  failure that ended it);
+* each node's tracker against the records: what the node counts may not be
+  less than what the records say it must (``usage untracked``); a node
+  counting more is healed by its next audit and is not judged;
+* the records themselves: a host for a server that runs (``host lost``), no
+  task left set (``task state stuck``).
+"""
+
+from shelvefix.compute import move_claims
+from shelvefix.compute import vm_states
+from shelvefix.objects import instance as instance_obj
+from shelvefix.objects import migration as migration_obj
+from shelvefix.race import outcomes
+
+MIGRATION_LEAKED = 'migration allocations leaked'
+
+
+def _in_progress(migration):
+    return migration['status'] not in migration_obj.NOT_IN_PROGRESS
+
+
+def _moving(row):
+    return move_claims.instance_in_resize_state(
+        instance_obj.Instance(None, **row))
+
+
+def implied_usage(row, migration, host):
+    """What ``host``'s node must count, from the saved records.
+
+    The server's flavor where it is saved (unless its state allows
+    removal); and while the migration is in progress and the server is
+    moving, the flavor the migration holds on a node the server is not
+    saved on: the new one on the destination, the old one on the source.
+
+    :returns: ``{resource class: amount}``
+    """
+    usage = {}
+
+    def add(flavor):
+        for rc, amount in flavor.resources.items():
+            usage[rc] = usage.get(rc, 0) + amount
+
+    if row['host'] == host and not vm_states.allow_resource_removal(
+            vm_state=row['vm_state'], task_state=row['task_state']):
+        add(row['flavor'])
+    if _in_progress(migration) and _moving(row) and row['host'] != host:
+        if migration['dest_compute'] == host and migration['new_flavor']:
+            add(migration['new_flavor'])
+        elif migration['source_compute'] == host and migration['old_flavor']:
+            add(migration['old_flavor'])
+    return usage
+
+
+def under_counted(implied, counted):
+    """True if a node counts less of any resource than it must.
+
+    A negative count (a flavor subtracted twice) is always less.
+    """
+    return any(counted.get(rc, 0) < implied.get(rc, 0)
+               for rc in set(implied) | set(counted))
+
+
+def awaits_source_cleanup(row, migration, providers):
+    """True for a finished evacuation whose source has not cleaned up.
+
+    The server keeps its allocations on the evacuated host until that
+    host's compute service starts again and removes them (the migration is
+    then ``completed``): holding them before is not a leak.
+    """
+    return (migration['migration_type'] == migration_obj.EVACUATION and
+            migration['status'] == migration_obj.DONE and
+            row['host'] == migration['dest_compute'])
+
+
+def migration_labels(row, migration, held, providers):
+    """The migration consumer against its record.
+
+    :param held: ``{rp_uuid: resources}`` placement holds for it
+    """
+    if not held:
+        return []
+    allowed = set()
+    if (_in_progress(migration) and _moving(row) and
+            migration['migration_type'] != migration_obj.EVACUATION):
+        allowed.add(providers[migration['source_compute']])
+    return [MIGRATION_LEAKED] if set(held) - allowed else []
+
+
+def classify_move(cloud, results, injected=()):
+    """The outcome of one run of a move scenario's cloud.
+
+    :param cloud: the :class:`~shelvefix.race.move_cloud.MoveCloud`
+
+    :param results: actor name -> result, every actor done or stuck
+    :param injected: exception classes a fault of the run raises on
+        purpose (not judged)
+    :returns: a tuple of labels (see :func:`outcomes.as_outcome`)
+    """
+    row = cloud.saved()
+    migration = cloud.saved_migration()
+    labels = outcomes.actor_labels(results, injected)
+    held = cloud.held()
+    if awaits_source_cleanup(row, migration, cloud.providers):
+        # Removed by the source's next start, as nova defers it.
+        held.pop(cloud.providers[migration['source_compute']], None)
+    labels += outcomes.placement_labels(row, held, cloud.providers)
+    labels += migration_labels(row, migration,
+                               cloud.held(cloud.migration_uuid),
+                               cloud.providers)
+    counted = cloud.usage()
+    if any(under_counted(implied_usage(row, migration, host), counted[host])
+           for host in sorted(counted)):
+        labels.append(outcomes.USAGE_UNTRACKED)
+    if row['task_state'] is not None:
+        labels.append(outcomes.TASK_STUCK)
+    state = getattr(cloud.placement, 'state', None)
+    if state is not None:
+        for consumer in (cloud.instance.uuid, cloud.migration_uuid):
+            if not cloud.held(consumer) and consumer in state.consumers:
+                labels.append(outcomes.CONSUMER_LEFT)
+                break
+    return outcomes.as_outcome(labels)

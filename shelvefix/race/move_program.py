@@ -1,0 +1,178 @@
+"""The move scenarios as programs the explorer runs.
+
+Every actor runs the library's real code on a
+:class:`~shelvefix.race.move_cloud.MoveCloud` and pauses before each access
+to shared state (:mod:`shelvefix.race.steps`: placement, the instance and
+migration records, each host's locks, the casts between hosts); the end
+state is judged by :mod:`shelvefix.race.move_outcomes`.
+
+``resize-confirm`` (bugs 1879878, 1821594)
+    the server is resized to compute-2; ``compute-1`` is the API
+    confirming it (migration ``confirming``) and compute-1's
+    ``confirm_resize``; ``periodic-1`` is compute-1's audit. Cells:
+    corrected, corrected with compute-1's driver failing to clean up
+    (``confirm-fails``), pre-1879878, pre-1821594 with that fault.
+``resize-revert``
+    the same server; ``compute-2`` is the API reverting it and
+    compute-2's ``revert_resize``, which casts ``finish_revert_resize`` to
+    ``compute-1``; ``periodic-1`` and ``periodic-2`` audit both nodes.
+    Cells: corrected, pre-1879878.
+``evacuate``
+    compute-1 is down and an evacuation accepted; ``conductor`` is the
+    scheduler's claim of compute-2 (on top of compute-1's allocations) and
+    the cast; ``compute-2`` serves ``rebuild_instance``; ``compute-1`` is
+    its service starting again (``init_host`` cleans up after the
+    evacuation); ``periodic-2`` audits compute-2. Cells: corrected,
+    corrected with compute-2's rebuild failing (``rebuild-fails``), and
+    nova-evacuate (the start-up cleaning up after an evacuation in
+    flight, as nova does).
+"""
+
+import threading
+
+from shelvefix.compute import collaborators
+from shelvefix import explorer
+from shelvefix import race
+from shelvefix.race import move_cloud
+from shelvefix.race import move_outcomes
+from shelvefix.race import program
+from shelvefix.race import random_runs
+from shelvefix.race import steps
+from shelvefix.race import variants
+
+SOURCE = move_cloud.SOURCE
+DESTINATION = move_cloud.DESTINATION
+
+#: The actors of each scenario, and the host each runs on.
+ACTORS = {
+    race.RESIZE_CONFIRM: (('compute-1', SOURCE), ('periodic-1', SOURCE)),
+    race.RESIZE_REVERT: (('compute-2', DESTINATION),
+                         ('compute-1', SOURCE), ('periodic-1', SOURCE),
+                         ('periodic-2', DESTINATION)),
+    race.EVACUATE: (('conductor', None), ('compute-2', DESTINATION),
+                    ('compute-1', SOURCE), ('periodic-2', DESTINATION)),
+}
+
+#: The cells of each scenario: (variant, fault).
+CELLS = {
+    race.RESIZE_CONFIRM: [(race.CORRECTED, None),
+                          (race.CORRECTED, race.CONFIRM_FAILS),
+                          (race.PRE_1879878, None),
+                          (race.PRE_1821594, race.CONFIRM_FAILS)],
+    race.RESIZE_REVERT: [(race.CORRECTED, None), (race.NOVA_REVERT, None)],
+    race.EVACUATE: [(race.CORRECTED, None),
+                    (race.CORRECTED, race.REBUILD_FAILS),
+                    (race.NOVA_EVACUATE, None)],
+}
+
+#: What each fault makes a host's virt driver fail.
+FAILING = {race.CONFIRM_FAILS: {SOURCE: ('confirm_migration',)},
+           race.REBUILD_FAILS: {DESTINATION: ('rebuild',)}}
+
+
+def _no_wait(seconds):
+    pass
+
+
+class MoveRaceProgram(program._Program):
+    """One cell of a move scenario.
+
+    :param placement: a set-up placement fixture, shared by all runs
+    :param cell: the :class:`~shelvefix.race.program.Cell` (variant,
+        fault)
+    :param name: the scenario, one of :data:`ACTORS`
+    """
+
+    def __init__(self, placement, cell, name):
+        self.placement = placement
+        self.cell = cell
+        self.name = name
+        self.providers = None
+        self.actors = tuple(actor for actor, _host in ACTORS[name])
+        self.injected = ((collaborators.DriverFailed,)
+                         if cell.fault in FAILING else ())
+
+    def _cloud(self, sleep=None):
+        if self.providers is None:
+            self.providers = move_cloud.create_providers(self.placement)
+        code = variants.code(self.cell.variant)
+        return move_cloud.MoveCloud(
+            self.placement, self.providers,
+            start=(move_cloud.EVACUATING if self.name == race.EVACUATE
+                   else move_cloud.RESIZED),
+            manager_cls=code.manager_cls, tracker_cls=code.tracker_cls,
+            failing=FAILING.get(self.cell.fault), sleep=sleep)
+
+    def _actors(self, cloud, timeout=60.0, done=None):
+        done = done or {}
+
+        def finished(name):
+            event = done.get(name)
+            return event is not None and event.is_set()
+
+        funcs = {
+            'periodic-1': lambda: cloud.periodic(SOURCE),
+            'periodic-2': lambda: cloud.periodic(DESTINATION),
+            'conductor': cloud.schedule_evacuation,
+        }
+        if self.name == race.RESIZE_CONFIRM:
+            funcs['compute-1'] = cloud.confirm
+        elif self.name == race.RESIZE_REVERT:
+            funcs['compute-2'] = cloud.revert
+            funcs['compute-1'] = lambda: cloud.serve(
+                SOURCE, timeout=timeout,
+                give_up=lambda: finished('compute-2'))
+        else:
+            funcs['compute-2'] = lambda: cloud.serve(
+                DESTINATION, timeout=timeout,
+                give_up=lambda: finished('conductor'))
+            funcs['compute-1'] = cloud.source_starts
+        return [(name, funcs[name]) for name in self.actors]
+
+    def _finish(self, cloud, results):
+        try:
+            return move_outcomes.classify_move(cloud, results, self.injected)
+        finally:
+            cloud.remove_from_placement()
+
+    def __call__(self, controller):
+        # The explorer orders the actors: a retry's back-off would only
+        # make the run slower.
+        cloud = self._cloud(sleep=_no_wait)
+        src, dst = self.providers
+        names = steps.Names([(cloud.instance.uuid, '{instance}'),
+                             (cloud.migration_uuid, '{migration}'),
+                             (src, '{compute-1}'), (dst, '{compute-2}')])
+        holdings = {consumer: set(cloud.held(consumer))
+                    for consumer in (cloud.instance.uuid,
+                                     cloud.migration_uuid)}
+        undo = program._instrument(controller, self.placement, names,
+                                   (src, dst), holdings)
+        cloud.store.interceptor = steps.StoreStepper(
+            controller, cloud.store, 'wait', names)
+        cloud.migrations.interceptor = steps.StoreStepper(
+            controller, cloud.migrations, 'wait', names, kind='migration')
+        cloud.transport.interceptor = steps.RpcStepper(controller)
+        for host in move_cloud.HOSTS:
+            # A host with one actor has no contended lock.
+            if sum(on == host for _a, on in ACTORS[self.name]) > 1:
+                cloud.locks[host].interceptor = steps.LockStepper(
+                    controller, host, names)
+
+        def check(results):
+            undo()
+            cloud.store.interceptor = None
+            cloud.migrations.interceptor = None
+            cloud.transport.interceptor = None
+            for locks in cloud.locks.values():
+                locks.interceptor = None
+            return self._finish(cloud, results)
+        return explorer.RunSpec(actors=self._actors(cloud), check=check)
+
+    def random_run(self, rng, poll_interval, max_start_delay):
+        """One run with real threads; returns its outcome."""
+        cloud = self._cloud()
+        done = {name: threading.Event() for name in self.actors}
+        funcs = self._actors(cloud, timeout=10.0, done=done)
+        results = random_runs.run_threads(funcs, rng, max_start_delay, done)
+        return self._finish(cloud, results)
