@@ -27,6 +27,7 @@ The mixin expects the tracker's ``host``, ``store``, ``tracked_instances``,
 
 from oslo_log import log as logging
 
+from shelvefix.compute import claims
 from shelvefix.compute import task_states
 from shelvefix.compute import vm_states
 from shelvefix import exception
@@ -45,35 +46,8 @@ def instance_in_resize_state(instance):
                                     task_states.rebuild_states))
 
 
-class MoveClaim(object):
-    """A destination's claim for a move; a context manager.
-
-    Leaving the ``with`` block by an exception aborts it: the node stops
-    counting the flavor it claimed.
-    """
-
-    def __init__(self, context, instance, nodename, flavor, tracker,
-                 migration):
-        self.context = context
-        self.instance = instance
-        self.nodename = nodename
-        self.flavor = flavor
-        self.tracker = tracker
-        self.migration = migration
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, exc_type, exc_value, traceback):
-        if exc_type is not None:
-            self.abort()
-
-    def abort(self):
-        """Give the claimed resources back."""
-        LOG.debug('Aborting move claim of instance %s on %s',
-                  self.instance.uuid, self.nodename)
-        self.tracker.drop_move_claim(self.context, self.instance,
-                                     self.nodename, flavor=self.flavor)
+#: See :class:`shelvefix.compute.claims.MoveClaim`.
+MoveClaim = claims.MoveClaim
 
 
 class MoveClaims(object):
@@ -114,8 +88,8 @@ class MoveClaims(object):
         self._claim_existing_migration(migration, nodename)
         self._update_usage_from_migration(context, instance, migration,
                                           nodename)
-        return MoveClaim(context, instance, nodename, new_flavor, self,
-                         migration)
+        return claims.MoveClaim(context, instance, nodename, new_flavor,
+                                self, migration)
 
     def _claim_existing_migration(self, migration, nodename):
         """Make the migration this node's, so that audits count it."""

@@ -20,6 +20,7 @@ It also frees allocations in placement for shelve-offload.
 
 from oslo_log import log as logging
 
+from shelvefix.compute import claims
 from shelvefix.compute import move_claims
 from shelvefix.compute import vm_states
 from shelvefix.objects import instance as instance_obj
@@ -32,32 +33,8 @@ LOG = logging.getLogger(__name__)
 COMPUTE_RESOURCE_SEMAPHORE = 'compute_resources'
 
 
-class Claim(object):
-    """A claim on a node's resources; a context manager.
-
-    Leaving the ``with`` block by an exception aborts the claim: the node
-    stops counting the instance and the instance leaves the node.
-    """
-
-    def __init__(self, context, instance, nodename, tracker):
-        self.context = context
-        self.instance = instance
-        self.nodename = nodename
-        self.tracker = tracker
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, exc_type, exc_value, traceback):
-        if exc_type is not None:
-            self.abort()
-
-    def abort(self):
-        """Give the claimed resources back."""
-        LOG.debug('Aborting claim of instance %s on %s',
-                  self.instance.uuid, self.nodename)
-        self.tracker.abort_instance_claim(self.context, self.instance,
-                                          self.nodename)
+#: See :class:`shelvefix.compute.claims.Claim`.
+Claim = claims.Claim
 
 
 class ResourceTracker(move_claims.MoveClaims):
@@ -125,7 +102,7 @@ class ResourceTracker(move_claims.MoveClaims):
                             instance.uuid)
             self._set_instance_host_and_node(instance, nodename)
             self._update_usage_from_instance(context, instance, nodename)
-        return Claim(context, instance, nodename, self)
+        return claims.Claim(context, instance, nodename, self)
 
     def abort_instance_claim(self, context, instance, nodename):
         """Stop counting the instance and take it off the node."""
