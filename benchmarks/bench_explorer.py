@@ -56,7 +56,8 @@ UNREDUCED_RUNS = {race.OFFLOAD_UNSHELVE: True,
                   race.LIFECYCLE: False,
                   race.RESIZE_CONFIRM: True,
                   race.RESIZE_REVERT: False,
-                  race.EVACUATE: False}
+                  race.EVACUATE: False,
+                  race.RESIZE_DELETE: False}
 
 
 #: What runs without ``--scenario``: the shelve lifecycle's scenarios.

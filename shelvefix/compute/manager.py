@@ -23,6 +23,7 @@ from oslo_log import log as logging
 
 from shelvefix.compute import collaborators
 from shelvefix.compute import decorators
+from shelvefix.compute import delete
 from shelvefix.compute import evacuate
 from shelvefix.compute import resize
 from shelvefix.compute import resource_tracker
@@ -45,7 +46,8 @@ OFFLOADABLE_TASK_STATES = [task_states.SHELVING,
 reverts_task_state = decorators.reverts_task_state
 
 
-class ComputeManager(resize.ResizeMixin, evacuate.EvacuateMixin):
+class ComputeManager(resize.ResizeMixin, evacuate.EvacuateMixin,
+                     delete.DeleteMixin):
     """Manages instances on one compute host (the shelve path only).
 
     Every collaborator is injected. The defaults record what they are asked

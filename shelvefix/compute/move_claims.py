@@ -21,6 +21,11 @@ between the destination's drop and that save leaves the source counting
 nothing for the server it runs again (found by ``shelvefix race --scenario
 resize-revert``).
 
+A confirm drops only an old flavor no earlier confirm of the migration
+dropped (:func:`stashed_old_flavor`), as nova's drops the instance's
+stashed ``old_flavor``: the user's confirm and the delete's may both run
+(found by ``shelvefix race --scenario resize-delete``).
+
 The mixin expects the tracker's ``host``, ``store``, ``tracked_instances``,
 ``tracked_migrations``, ``_semaphore`` and ``_update_usage``.
 """
@@ -44,6 +49,36 @@ def instance_in_resize_state(instance):
     return (instance.vm_state in (vm_states.ACTIVE, vm_states.STOPPED) and
             instance.task_state in (task_states.resizing_states +
                                     task_states.rebuild_states))
+
+
+def stashed_old_flavor(instance, migration):
+    """The old flavor a confirm still has to drop at the source, or None.
+
+    nova's confirm drops ``instance.old_flavor``, stashed by the resize and
+    cleared by the first confirm that gets to its ``finally``, success or
+    not; a second confirm (the user's and the delete's, both holding the
+    migration as ``confirming``, ``shelvefix race --scenario
+    resize-delete``) reads the instance again under its lock and drops
+    nothing. Here the old flavor is the migration's and nothing clears
+    it: it is still stashed while the instance, as the confirm read it
+    under that lock, is ``RESIZED``. The first confirm saves it
+    ``ACTIVE``, ``STOPPED`` or ``ERROR`` before it releases the lock.
+
+    Given None, ``_drop_move_claim`` subtracts nothing unless the node
+    still tracks the migration (nova's then falls back on a flavor too);
+    once the first confirm dropped it, the node tracks nothing of it.
+    """
+    if instance.vm_state == vm_states.RESIZED:
+        return migration.old_flavor
+    LOG.info('Migration %(migration)s of instance %(uuid)s was confirmed '
+             'before: its old flavor is dropped already',
+             {'migration': migration.uuid, 'uuid': instance.uuid})
+    return None
+
+
+def last_changed(migration):
+    """When ``migration`` was last saved: updated, or else created."""
+    return migration.updated_at or migration.created_at
 
 
 #: See :class:`shelvefix.compute.claims.MoveClaim`.
@@ -104,12 +139,14 @@ class MoveClaims(object):
         """Confirmed: the source stops counting the old flavor.
 
         The status and the drop are one critical section (bug 1879878).
+        Only the first confirm of a migration drops anything (see
+        :func:`stashed_old_flavor`).
         """
         with self._semaphore():
             migration.status = migration_obj.CONFIRMED
             migration.save()
             self._drop_move_claim(context, instance, migration.source_node,
-                                  migration.old_flavor)
+                                  stashed_old_flavor(instance, migration))
 
     def drop_move_claim_at_dest(self, context, instance, migration):
         """Reverted: the destination stops counting the new flavor.
@@ -198,14 +235,34 @@ class MoveClaims(object):
             self.tracked_migrations[instance.uuid] = migration
 
     def _update_usage_from_migrations(self, context, migrations, nodename):
+        """Count the migrations in progress on ``nodename``.
+
+        Each instance is read once. A migration is skipped if its instance
+        is gone or not being moved; of several left for one instance only
+        the one changed last counts (:func:`last_changed`), as in nova: a
+        stale one, e.g. a resize never confirmed before the next move,
+        would count the instance again.
+        """
         self.tracked_migrations.clear()
+        instances = {}
+        newest = {}
         for migration in migrations:
-            try:
-                instance = instance_obj.Instance.get_by_uuid(
-                    self.store, migration.instance_uuid)
-            except exception.InstanceNotFound:
+            uuid = migration.instance_uuid
+            if uuid not in instances:
+                try:
+                    instances[uuid] = instance_obj.Instance.get_by_uuid(
+                        self.store, uuid)
+                except exception.InstanceNotFound:
+                    LOG.debug('Migration %(migration)s: instance %(uuid)s '
+                              'not found', {'migration': migration.uuid,
+                                            'uuid': uuid})
+                    continue
+            if not instance_in_resize_state(instances[uuid]):
                 continue
-            if not instance_in_resize_state(instance):
-                continue
-            self._update_usage_from_migration(context, instance, migration,
-                                              nodename)
+            other = newest.get(uuid)
+            if other is None or last_changed(migration) > last_changed(other):
+                newest[uuid] = migration
+        for migration in newest.values():
+            self._update_usage_from_migration(
+                context, instances[migration.instance_uuid], migration,
+                nodename)

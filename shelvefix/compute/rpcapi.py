@@ -1,9 +1,9 @@
 """The compute service's RPC API, as the conductor calls it.
 
 ``ComputeAPI`` mirrors the names and signatures of
-``nova.compute.rpcapi.ComputeAPI`` for what the unshelve and move paths
-cast; the messages travel over a :class:`shelvefix.rpc.Transport` to the
-compute host's :class:`shelvefix.rpc.Server`.
+``nova.compute.rpcapi.ComputeAPI`` for what the unshelve, move and delete
+paths cast; the messages travel over a :class:`shelvefix.rpc.Transport`
+to the compute host's :class:`shelvefix.rpc.Server`.
 """
 
 TOPIC = 'compute'
@@ -32,6 +32,11 @@ class ComputeAPI(object):
         """Cast ``start_instance`` to the instance's host."""
         self.transport.cast(TOPIC, instance.host, 'start_instance', ctxt,
                             instance=instance)
+
+    def terminate_instance(self, ctxt, instance, bdms):
+        """Cast ``terminate_instance`` to the instance's host."""
+        self.transport.cast(TOPIC, instance.host, 'terminate_instance', ctxt,
+                            instance=instance, bdms=bdms)
 
     # -- moves: each cast goes to the host that runs the next step
 

@@ -65,41 +65,104 @@ def _dedented(lines, by):
     return [line[by:] if line.strip() else line for line in lines]
 
 
+def _leading_status(body, where):
+    """The statements that set and save a status at the head of ``body``.
+
+    :raises RewriteError: ``body`` does not start that way, or is nothing
+        else
+    """
+    leading = []
+    for stmt in body:
+        if not _is_status_statement(stmt):
+            break
+        leading.append(stmt)
+    sets_status = bool(leading) and isinstance(leading[0], ast.Assign)
+    if not sets_status or len(leading) == len(body):
+        raise rewrite.RewriteError(
+            "%s does not start its critical section by setting the "
+            "migration's status" % where)
+    return leading
+
+
+def _is_lock_decorator(node):
+    """``@<...>.synchronized(...)``, the shape of nova's locked methods."""
+    func = node.func if isinstance(node, ast.Call) else node
+    return ((isinstance(func, ast.Attribute) and
+             func.attr == 'synchronized') or
+            (isinstance(func, ast.Name) and func.id == 'synchronized'))
+
+
+def _split_locked(lines, method, leading):
+    """A locked method split into the status statements and a locked rest.
+
+    ``method`` keeps its name and runs ``leading`` unlocked, then calls
+    ``_locked_<name>``, the decorated method without them.
+    """
+    args = method.args
+    if args.vararg or args.kwarg or args.kwonlyargs or args.posonlyargs:
+        raise rewrite.RewriteError('%s takes more than positional arguments'
+                                   % method.name)
+    names = [arg.arg for arg in args.args[1:]]
+    first = min(d.lineno for d in method.decorator_list) - 1
+    indent = lines[method.lineno - 1][:method.col_offset]
+    body_indent = indent + '    '
+    locked = '_locked_' + method.name
+    signature = ', '.join(['self'] + names)
+    call = '%sreturn self.%s(%s)\n' % (body_indent, locked, ', '.join(names))
+    wrapper = (['%sdef %s(%s):\n' % (indent, method.name, signature)] +
+               lines[leading[0].lineno - 1:leading[-1].end_lineno] +
+               [call, '\n'])
+    definition = lines[method.lineno - 1].replace(
+        'def %s(' % method.name, 'def %s(' % locked, 1)
+    rest = (lines[first:method.lineno - 1] + [definition] +
+            lines[method.lineno:leading[0].lineno - 1] +
+            lines[leading[-1].end_lineno:method.end_lineno])
+    return first, method.end_lineno, wrapper + rest
+
+
 def status_outside_lock(text, class_name='MoveClaims'):
     """Set the migration's status before the critical section, not in it.
 
-    In each of :data:`DROP_METHODS`, the leading statements of the ``with``
-    block that set ``.status`` and ``save()`` are moved to just before the
-    ``with``.
+    In each of :data:`DROP_METHODS`, the leading statements of the
+    critical section that set ``.status`` and ``save()`` are moved out of
+    it. The critical section is the method's ``with`` block (the
+    library's shape): they go just before the ``with``. Or it is the whole
+    method, locked by a ``synchronized`` decorator (nova's shape): the
+    method keeps its name and runs them, then calls the decorated rest,
+    renamed ``_locked_<name>``; that is how nova's manager ran them before
+    calling the tracker's locked drop.
 
-    :raises RewriteError: a method has no such ``with`` block
+    :raises RewriteError: a method has no such critical section
     """
     tree = ast.parse(text)
+    lines = text.splitlines(True)
     edits = []
     for name in DROP_METHODS:
         method = _method(tree, class_name, name)
         block = next((stmt for stmt in method.body
                       if isinstance(stmt, ast.With)), None)
-        if block is None:
-            raise rewrite.RewriteError('%s has no with block' % name)
-        leading = []
-        for stmt in block.body:
-            if not _is_status_statement(stmt):
-                break
-            leading.append(stmt)
-        sets_status = bool(leading) and isinstance(leading[0], ast.Assign)
-        if not sets_status or len(leading) == len(block.body):
-            raise rewrite.RewriteError(
-                '%s does not start its critical section by setting the '
-                "migration's status" % name)
-        edits.append((block, leading))
-    lines = text.splitlines(True)
-    for block, leading in sorted(edits, key=lambda e: -e[0].lineno):
-        first, last = leading[0].lineno - 1, leading[-1].end_lineno
-        moved = _dedented(lines[first:last],
-                          leading[0].col_offset - block.col_offset)
-        rest = lines[:first] + lines[last:]
-        lines = (rest[:block.lineno - 1] + moved + rest[block.lineno - 1:])
+        if block is not None:
+            leading = _leading_status(block.body, name)
+            first, last = leading[0].lineno - 1, leading[-1].end_lineno
+            moved = _dedented(lines[first:last],
+                              leading[0].col_offset - block.col_offset)
+            edits.append((block.lineno - 1, block.lineno - 1, moved,
+                          (first, last)))
+        elif any(_is_lock_decorator(d) for d in method.decorator_list):
+            body = method.body
+            if (body and isinstance(body[0], ast.Expr) and
+                    isinstance(body[0].value, ast.Constant)):
+                body = body[1:]
+            leading = _leading_status(body, name)
+            first, last, new = _split_locked(lines, method, leading)
+            edits.append((first, last, new, None))
+        else:
+            raise rewrite.RewriteError('%s has no with block and no lock '
+                                       'decorator' % name)
+    for first, last, new, removed in sorted(edits, key=lambda e: -e[0]):
+        if removed is not None:
+            lines = lines[:removed[0]] + lines[removed[1]:]
+        lines = lines[:first] + new + lines[last:]
     return ''.join(lines)
 
 

@@ -8,13 +8,12 @@ nova's database-backed ``Instance`` object.
 """
 
 import copy
-import threading
-import time
 
 from shelvefix.compute import power_state
 from shelvefix.compute import task_states
 from shelvefix.compute import vm_states
 from shelvefix import exception
+from shelvefix.objects import base
 from shelvefix import utils
 
 FIELDS = ('uuid', 'vm_state', 'task_state', 'power_state', 'host', 'node',
@@ -61,107 +60,38 @@ class Flavor(object):
             '%s=%r' % kv for kv in sorted(vars(self).items()))
 
 
-class InstanceStore(object):
+class InstanceStore(base.RowStore):
     """The saved state of instances: what every reader but compute sees.
 
-    Updates are atomic and compare the current task state, like nova's
-    ``instance_update_and_get_original`` with ``expected_task_state``.
-    Observers are called (with the uuid and the saved row) after each
-    successful write, under the store's lock, so an observer sees saves in
-    the order they happened; tests use it to build a single timeline.
-
-    ``interceptor``, when set, is called *before* every read and write as
-    ``interceptor(op, uuid, guard=None)`` with op ``'get'``, ``'update'``
-    or ``'wait'``, and returns a handle whose ``done(result)`` is called
-    with the outcome. The interleaving explorer uses it to pause an actor at
-    each instance access; ``guard`` (for ``'wait'``) says when the access
-    can proceed.
+    A :class:`~shelvefix.objects.base.RowStore` (copies, observers and the
+    ``interceptor`` are described there) whose updates compare the current
+    task state, like nova's ``instance_update_and_get_original`` with
+    ``expected_task_state``. Tests use the observers to build a single
+    timeline; a client polling the server waits with :meth:`wait_for`.
     """
 
-    def __init__(self):
-        self._rows = {}
-        self._lock = threading.RLock()
-        self.observers = []
-        self.interceptor = None
+    kind = 'instance'
 
-    def _intercept(self, op, uuid, guard=None):
-        if self.interceptor is None:
-            return _NO_HANDLE
-        return self.interceptor(op, uuid, guard=guard)
+    def _not_found(self, uuid):
+        return exception.InstanceNotFound(instance_id=uuid)
 
-    def create(self, values):
-        """Insert a new row; raises Invalid if the uuid exists."""
-        with self._lock:
-            if values['uuid'] in self._rows:
-                raise exception.Invalid(
-                    reason='instance %s already exists' % values['uuid'])
-            self._rows[values['uuid']] = copy.deepcopy(values)
-            self._notify(values['uuid'])
+    def _describe(self, row):
+        return 'vm_state=%s task_state=%s host=%s' % (
+            row['vm_state'], row['task_state'], row['host'])
 
     def get(self, uuid):
         """Return a copy of the saved row.
 
-        :raises InstanceNotFound: no such instance
+        Unlike the other intercepted accesses, a read of a missing
+        instance leaves the interceptor's handle without a result.
+
+        :raises InstanceNotFound: no such instance, or it is destroyed
+            (soft-deleted)
         """
         handle = self._intercept('get', uuid)
-        row = self.peek(uuid)
-        handle.done(_describe_row(row))
+        row = self._read(uuid)
+        handle.done(self._describe(row))
         return row
-
-    def query(self, **fields):
-        """Copies of the saved rows whose fields have the given values.
-
-        An intercepted read of every row (``op`` ``'list'``, ``uuid``
-        None), as a database query is.
-        """
-        handle = self._intercept('list', None)
-        with self._lock:
-            rows = [copy.deepcopy(row) for uuid, row in
-                    sorted(self._rows.items())
-                    if all(row[name] == value
-                           for name, value in fields.items())]
-        handle.done('%d row(s)' % len(rows))
-        return rows
-
-    def uuids(self):
-        """The uuids of every saved row (never intercepted)."""
-        with self._lock:
-            return sorted(self._rows)
-
-    def peek(self, uuid):
-        """Like :meth:`get` but never intercepted (for checks and guards)."""
-        with self._lock:
-            try:
-                return copy.deepcopy(self._rows[uuid])
-            except KeyError:
-                raise exception.InstanceNotFound(instance_id=uuid)
-
-    def wait_for(self, uuid, predicate, timeout=60.0, poll_interval=0.001,
-                 sleep=time.sleep, clock=time.monotonic):
-        """Wait until ``predicate(row)`` holds, as a polling API client does.
-
-        Under the explorer this is a single guarded step; otherwise the row
-        is polled every ``poll_interval`` seconds.
-
-        :returns: the row that satisfied the predicate
-        :raises InstanceNotFound: no such instance
-        :raises TimeoutError: the predicate did not hold within ``timeout``
-        """
-        if self.interceptor is not None:
-            handle = self._intercept(
-                'wait', uuid, guard=lambda: predicate(self.peek(uuid)))
-            row = self.peek(uuid)
-            handle.done(_describe_row(row))
-            return row
-        deadline = clock() + timeout
-        while True:
-            row = self.peek(uuid)
-            if predicate(row):
-                return row
-            if clock() >= deadline:
-                raise TimeoutError('instance %s: condition not met within '
-                                   '%.1f s' % (uuid, timeout))
-            sleep(poll_interval)
 
     def update(self, uuid, values, expected_task_state=None,
                expected_vm_state=None):
@@ -173,56 +103,27 @@ class InstanceStore(object):
         :returns: a copy of the new row
         :raises UnexpectedTaskStateError: the task state is not expected
         :raises InstanceUpdateConflict: the vm_state is not expected
-        :raises InstanceNotFound: no such instance
+        :raises InstanceNotFound: no such instance, or it is destroyed
         """
-        handle = self._intercept('update', uuid)
-        try:
-            row = self._update(uuid, values, expected_task_state,
-                               expected_vm_state)
-        except exception.ShelvefixException as e:
-            handle.done(type(e).__name__)
-            raise
-        handle.done(_describe_row(row))
-        return row
+        return self._update(uuid, values,
+                            expected_task_state=expected_task_state,
+                            expected_vm_state=expected_vm_state)
 
-    def _update(self, uuid, values, expected_task_state, expected_vm_state):
-        with self._lock:
-            if uuid not in self._rows:
-                raise exception.InstanceNotFound(instance_id=uuid)
-            row = self._rows[uuid]
-            checks = (('task_state', expected_task_state,
-                       exception.UnexpectedTaskStateError),
-                      ('vm_state', expected_vm_state,
-                       exception.InstanceUpdateConflict))
-            for field, expected, exc in checks:
-                if expected is None:
-                    continue
-                if not isinstance(expected, (list, tuple, set)):
-                    expected = [expected]
-                if row[field] not in expected:
-                    raise exc(instance_uuid=uuid,
-                              expected={field: list(expected)},
-                              actual={field: row[field]})
-            row.update(copy.deepcopy(values))
-            self._notify(uuid)
-            return copy.deepcopy(row)
-
-    def _notify(self, uuid):
-        for observer in list(self.observers):
-            observer(uuid, copy.deepcopy(self._rows[uuid]))
-
-
-class _NoHandle(object):
-    def done(self, result=None):
-        pass
-
-
-_NO_HANDLE = _NoHandle()
-
-
-def _describe_row(row):
-    return 'vm_state=%s task_state=%s host=%s' % (
-        row['vm_state'], row['task_state'], row['host'])
+    def _check_update(self, uuid, row, values, expected_task_state,
+                      expected_vm_state):
+        checks = (('task_state', expected_task_state,
+                   exception.UnexpectedTaskStateError),
+                  ('vm_state', expected_vm_state,
+                   exception.InstanceUpdateConflict))
+        for field, expected, exc in checks:
+            if expected is None:
+                continue
+            if not isinstance(expected, (list, tuple, set)):
+                expected = [expected]
+            if row[field] not in expected:
+                raise exc(instance_uuid=uuid,
+                          expected={field: list(expected)},
+                          actual={field: row[field]})
 
 
 class Instance(object):
@@ -303,6 +204,30 @@ class Instance(object):
                                  expected_task_state=expected_task_state,
                                  expected_vm_state=expected_vm_state)
         self._load(row)
+
+    def destroy(self):
+        """Soft-delete the saved row, as nova's ``Instance.destroy``.
+
+        The row stays in the store, marked deleted; from now on reading,
+        saving or refreshing this instance, or any copy of it, raises
+        InstanceNotFound, and no query lists it (nova's reads with
+        ``read_deleted='no'``). nova also refuses to destroy an instance
+        with no host whose saved row has one (a build scheduled
+        meanwhile); every instance destroyed here has its host.
+
+        :raises InstanceNotFound: no such instance, or destroyed already
+        """
+        self._store.soft_delete(self.uuid)
+        object.__setattr__(self, '_destroyed', True)
+
+    @property
+    def deleted(self):
+        """True once :meth:`destroy` succeeded on this object.
+
+        nova's ``deleted`` field, as its ``destroy`` loads it; other
+        copies of the instance do not know.
+        """
+        return self.__dict__.get('_destroyed', False)
 
     def saved(self):
         """Return a copy of the saved row (what other readers see)."""

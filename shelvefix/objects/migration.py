@@ -8,9 +8,12 @@ is invisible to every other reader until :meth:`Migration.save` succeeds.
 """
 
 import copy
-import threading
+import datetime
+
+from oslo_utils import timeutils
 
 from shelvefix import exception
+from shelvefix.objects import base
 from shelvefix.objects import instance as instance_obj
 from shelvefix import utils
 
@@ -47,7 +50,14 @@ NOT_IN_PROGRESS = (CONFIRMED, REVERTED, ERROR, FAILED, COMPLETED, CANCELLED,
 
 FIELDS = ('uuid', 'instance_uuid', 'source_compute', 'source_node',
           'dest_compute', 'dest_node', 'migration_type', 'status',
-          'old_flavor', 'new_flavor')
+          'old_flavor', 'new_flavor', 'created_at', 'updated_at')
+
+# The fields only the store writes: when the row was inserted, and when it
+# was last updated (None until then), as nova's database sets them.
+TIMESTAMPS = ('created_at', 'updated_at')
+
+# What an update may write.
+_UPDATABLE = frozenset(FIELDS) - {'uuid'} - set(TIMESTAMPS)
 
 
 def _as_list(value):
@@ -73,86 +83,46 @@ def _validate(values):
                                     'got %r' % (field, values[field]))
 
 
-class MigrationStore(object):
+class MigrationStore(base.RowStore):
     """The saved migration rows: what every reader but their writer sees.
 
-    Designed as :class:`~shelvefix.objects.instance.InstanceStore`: writes
-    are atomic, observers are called as ``observer(uuid, row)`` under the
-    lock after each successful write, and ``interceptor``, when set, is
-    called as ``interceptor(op, uuid, guard=None)`` before each intercepted
-    access (op ``'get'``, ``'list'`` or ``'update'``) and returns a handle
-    whose ``done(result)`` receives the outcome.
+    A :class:`~shelvefix.objects.base.RowStore`, as
+    :class:`~shelvefix.objects.instance.InstanceStore` is (copies,
+    observers and the ``interceptor`` are described there), whose updates
+    compare the current status.
+
+    The store stamps each row as nova's database does: ``created_at``
+    when it is inserted (``updated_at`` None), ``updated_at`` at each
+    update, whatever the values written say. The stamps are UTC times
+    that increase strictly within one store, a microsecond past the last
+    one if the clock has not moved on, so two writes never tie.
     """
 
+    kind = 'migration'
+
     def __init__(self):
-        self._rows = {}
-        self._lock = threading.RLock()
-        self.observers = []
-        self.interceptor = None
+        super(MigrationStore, self).__init__()
+        self._last_stamp = None
 
-    def _intercept(self, op, uuid, guard=None):
-        if self.interceptor is None:
-            return instance_obj._NO_HANDLE
-        return self.interceptor(op, uuid, guard=guard)
+    def _now(self):
+        now = timeutils.utcnow()
+        if self._last_stamp is not None and now <= self._last_stamp:
+            now = self._last_stamp + datetime.timedelta(microseconds=1)
+        self._last_stamp = now
+        return now
 
-    def create(self, values):
-        """Insert a new row; raises Invalid if the uuid exists."""
-        with self._lock:
-            if values['uuid'] in self._rows:
-                raise exception.Invalid(
-                    reason='migration %s already exists' % values['uuid'])
-            self._rows[values['uuid']] = copy.deepcopy(values)
-            self._notify(values['uuid'])
+    def _stamp(self, row, created):
+        if created:
+            row['created_at'] = self._now()
+            row['updated_at'] = None
+        else:
+            row['updated_at'] = self._now()
 
-    def get(self, uuid):
-        """Return a copy of the saved row (an intercepted ``'get'``).
+    def _not_found(self, uuid):
+        return exception.MigrationNotFound(migration_id=uuid)
 
-        :raises MigrationNotFound: no such migration
-        """
-        handle = self._intercept('get', uuid)
-        try:
-            row = self.peek(uuid)
-        except exception.MigrationNotFound as e:
-            handle.done(type(e).__name__)
-            raise
-        handle.done('status=%s' % row['status'])
-        return row
-
-    def peek(self, uuid):
-        """Like :meth:`get` but never intercepted (for checks and guards).
-
-        :raises MigrationNotFound: no such migration
-        """
-        with self._lock:
-            try:
-                return copy.deepcopy(self._rows[uuid])
-            except KeyError:
-                raise exception.MigrationNotFound(migration_id=uuid)
-
-    def uuids(self):
-        """The uuids of every saved row, sorted (never intercepted)."""
-        with self._lock:
-            return sorted(self._rows)
-
-    def query(self, predicate=None, **fields):
-        """Copies of the matching rows, in uuid order.
-
-        One intercepted read of every row (op ``'list'``, uuid None), as a
-        database query is.
-
-        :param predicate: None or a callable taking a row, true to keep it
-        :param fields: field values a row must have (ANDed with predicate)
-        :returns: a list of row copies
-        """
-        handle = self._intercept('list', None)
-        with self._lock:
-            rows = [copy.deepcopy(row)
-                    for _uuid, row in sorted(self._rows.items())
-                    if all(row[name] == value
-                           for name, value in fields.items()) and
-                    (predicate is None or predicate(row))]
-        handle.done('%d row(s)' % len(rows))
-        return rows
+    def _describe(self, row):
+        return 'status=%s' % row['status']
 
     def update(self, uuid, values, expected_status=None):
         """Write ``values`` if the row's status is as expected.
@@ -163,39 +133,22 @@ class MigrationStore(object):
         :raises MigrationUpdateConflict: the saved status is not expected;
             nothing is written
         :raises MigrationNotFound: no such migration
-        :raises Invalid: ``values`` names ``uuid`` or an unknown field
+        :raises Invalid: ``values`` names ``uuid``, a timestamp or an
+            unknown field
         """
-        handle = self._intercept('update', uuid)
-        try:
-            row = self._update(uuid, values, expected_status)
-        except exception.ShelvefixException as e:
-            handle.done(type(e).__name__)
-            raise
-        handle.done('status=%s' % row['status'])
-        return row
+        return self._update(uuid, values, expected_status=expected_status)
 
-    def _update(self, uuid, values, expected_status):
-        with self._lock:
-            if uuid not in self._rows:
-                raise exception.MigrationNotFound(migration_id=uuid)
-            unknown = sorted(set(values) - set(FIELDS[1:]))
-            if unknown:
-                raise exception.Invalid(
-                    reason='cannot update migration field(s) %s' % unknown)
-            row = self._rows[uuid]
-            if expected_status is not None:
-                expected = _as_list(expected_status)
-                if row['status'] not in expected:
-                    raise exception.MigrationUpdateConflict(
-                        migration_id=uuid, expected={'status': expected},
-                        actual={'status': row['status']})
-            row.update(copy.deepcopy(values))
-            self._notify(uuid)
-            return copy.deepcopy(row)
-
-    def _notify(self, uuid):
-        for observer in list(self.observers):
-            observer(uuid, copy.deepcopy(self._rows[uuid]))
+    def _check_update(self, uuid, row, values, expected_status):
+        unknown = sorted(set(values) - _UPDATABLE)
+        if unknown:
+            raise exception.Invalid(
+                reason='cannot update migration field(s) %s' % unknown)
+        if expected_status is not None:
+            expected = _as_list(expected_status)
+            if row['status'] not in expected:
+                raise exception.MigrationUpdateConflict(
+                    migration_id=uuid, expected={'status': expected},
+                    actual={'status': row['status']})
 
 
 class Migration(object):
@@ -208,7 +161,8 @@ class Migration(object):
     def __init__(self, store, uuid, instance_uuid=None, source_compute=None,
                  source_node=None, dest_compute=None, dest_node=None,
                  migration_type=MIGRATION, status=PRE_MIGRATING,
-                 old_flavor=None, new_flavor=None):
+                 old_flavor=None, new_flavor=None, created_at=None,
+                 updated_at=None):
         object.__setattr__(self, '_store', store)
         object.__setattr__(self, '_changed', set())
         values = {'uuid': uuid, 'instance_uuid': instance_uuid,
@@ -216,7 +170,8 @@ class Migration(object):
                   'source_node': source_node, 'dest_compute': dest_compute,
                   'dest_node': dest_node, 'migration_type': migration_type,
                   'status': status, 'old_flavor': old_flavor,
-                  'new_flavor': new_flavor}
+                  'new_flavor': new_flavor, 'created_at': created_at,
+                  'updated_at': updated_at}
         _validate(values)
         self._load(values)
 
@@ -224,10 +179,13 @@ class Migration(object):
     def create(cls, store, uuid, **fields):
         """Build a migration and insert it into ``store``.
 
+        The migration returned holds the row as saved, with the store's
+        ``created_at``.
+
         :raises Invalid: a bad field value, or the uuid exists
         """
         migration = cls(store, uuid, **fields)
-        store.create(migration._values())
+        migration._load(store.create(migration._values()))
         return migration
 
     @classmethod
@@ -251,6 +209,8 @@ class Migration(object):
             raise AttributeError('Migration has no field %r' % name)
         if name == 'uuid':
             raise AttributeError('uuid cannot be changed')
+        if name in TIMESTAMPS:
+            raise AttributeError('%s is set by the store' % name)
         object.__setattr__(self, name, value)
         self._changed.add(name)
 

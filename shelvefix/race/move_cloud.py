@@ -23,27 +23,23 @@ compute-1's provider carries ``COMPUTE_STATUS_DISABLED`` (see
 places every move on compute-2.
 """
 
+from oslo_log import log as logging
 from oslo_utils import uuidutils
 
 from shelvefix.compute import collaborators
 from shelvefix.compute import manager as manager_mod
 from shelvefix.compute import resource_tracker
-from shelvefix.compute import rpcapi
 from shelvefix.compute import task_states
 from shelvefix.compute import vm_states
-from shelvefix.conductor import manager as conductor_mod
 from shelvefix.conductor import migrate
 from shelvefix import context
+from shelvefix import exception
 from shelvefix.objects import instance as instance_obj
 from shelvefix.objects import migration as migration_obj
 from shelvefix.race import cloud as cloud_mod
 from shelvefix.race import scenario
-from shelvefix import rpc
 from shelvefix.scheduler.client import report
-from shelvefix.scheduler import host_manager
-from shelvefix.scheduler import manager as scheduler_mod
 from shelvefix.scheduler import request_spec
-from shelvefix import utils
 
 SOURCE = cloud_mod.SOURCE
 DESTINATION = cloud_mod.DESTINATION
@@ -54,8 +50,10 @@ EVACUATING = 'evacuating'
 
 create_providers = cloud_mod.create_providers
 
+LOG = logging.getLogger(__name__)
 
-class MoveCloud(object):
+
+class MoveCloud(cloud_mod.TwoHosts):
     """Two compute hosts, a conductor and a scheduler around one moving server.
 
     :param placement: a set-up placement fixture
@@ -74,35 +72,17 @@ class MoveCloud(object):
                  tracker_cls=resource_tracker.ResourceTracker,
                  failing=None, sleep=None):
         failing = failing or {}
-        self.placement = placement
-        self.client = report.SchedulerReportClient(
-            adapter=placement.adapter, conf=placement.conf, sleep=sleep)
-        self.providers = dict(zip(HOSTS, providers))
-        self.store = instance_obj.InstanceStore()
         self.migrations = migration_obj.MigrationStore()
-        self.transport = rpc.Transport()
-        self.ctx = context.RequestContext(
-            user_id=scenario.USER, project_id=scenario.PROJECT,
-            request_id='req-%s' % uuidutils.generate_uuid())
-        self.locks = {host: utils.Locks() for host in HOSTS}
-        self.rts = {host: tracker_cls(
-            host, reportclient=self.client, store=self.store,
-            locks=self.locks[host], migration_store=self.migrations,
-            compute_nodes={host: self.providers[host]}) for host in HOSTS}
         self.drivers = {host: collaborators.RecordingDriver(
             failing=failing.get(host, ())) for host in HOSTS}
-        compute_rpcapi = rpcapi.ComputeAPI(self.transport)
-        self.computes = {host: manager_cls(
-            host=host, reportclient=self.client, rt=self.rts[host],
-            driver=self.drivers[host], locks=self.locks[host],
-            compute_rpcapi=compute_rpcapi) for host in HOSTS}
-        self.scheduler = scheduler_mod.SchedulerManager(
-            self.client, host_manager.HostManager(
-                [host_manager.ComputeNode(rp, host, host)
-                 for host, rp in self.providers.items()]))
-        self.compute_rpcapi = compute_rpcapi
-        self.conductor = conductor_mod.ComputeTaskManager(self.scheduler,
-                                                          compute_rpcapi)
+        self._wire(
+            placement, providers, report.SchedulerReportClient(
+                adapter=placement.adapter, conf=placement.conf, sleep=sleep),
+            manager_cls, tracker_cls, lambda host: (
+                {'migration_store': self.migrations,
+                 'compute_nodes': {host: self.providers[host]}},
+                {'driver': self.drivers[host],
+                 'compute_rpcapi': self.compute_rpcapi}))
         self.instance = instance_obj.Instance.create(
             self.store, uuidutils.generate_uuid(), vm_state=vm_states.ACTIVE,
             host=SOURCE, node=SOURCE, project_id=scenario.PROJECT,
@@ -120,8 +100,8 @@ class MoveCloud(object):
             self.migrations, self.migration_uuid)
 
     def _serve_one(self, host):
-        rpc.Server(self.transport, rpcapi.TOPIC, host,
-                   self.computes[host]).handle_one(timeout=5.0)
+        # The set-up's casts are all queued already: no long wait.
+        self.serve(host, timeout=5.0)
 
     def _cold_migrate(self):
         migrate.MigrationTask(
@@ -157,11 +137,6 @@ class MoveCloud(object):
 
     # -- the actors ---------------------------------------------------------
 
-    def periodic(self, host):
-        """``update_available_resource`` on ``host``'s node."""
-        self.rts[host].update_available_resource(self.ctx, host)
-        return True
-
     def confirm(self):
         """The API confirms the resize; compute-1 cleans up."""
         instance, migration = self._loaded()
@@ -170,22 +145,100 @@ class MoveCloud(object):
         self.computes[SOURCE].confirm_resize(self.ctx, instance, migration)
         return True
 
-    def revert(self):
-        """The API reverts the resize; compute-2 runs ``revert_resize``."""
-        instance, migration = self._loaded()
-        migration.status = migration_obj.REVERTING
+    def api_confirm(self):
+        """The API confirms the resize, checking first as nova's does.
+
+        :returns: False if the API refuses (the server is not ``RESIZED``
+            with no task, or no migration is ``finished``); True once
+            compute-1's ``confirm_resize`` ran
+        """
+        instance = instance_obj.Instance.get_by_uuid(self.store,
+                                                     self.instance.uuid)
+        if (instance.vm_state != vm_states.RESIZED or
+                instance.task_state is not None):
+            return False
+        migration = self._migration_by_status(migration_obj.FINISHED)
+        if migration is None:
+            return False
+        migration.status = migration_obj.CONFIRMING
         migration.save()
-        instance.task_state = task_states.RESIZE_REVERTING
-        instance.save(expected_task_state=[None])
-        self.computes[DESTINATION].revert_resize(self.ctx, instance,
-                                                 migration)
+        self.computes[migration.source_compute].confirm_resize(
+            self.ctx, instance, migration)
         return True
 
-    def serve(self, host, timeout=60.0, give_up=None):
-        """``host``'s compute service runs the next message cast to it."""
-        rpc.Server(self.transport, rpcapi.TOPIC, host,
-                   self.computes[host]).handle_one(timeout=timeout,
-                                                   give_up=give_up)
+    def delete(self):
+        """The API deletes the server (nova's ``_delete``).
+
+        ``DELETING`` saved whatever the task state; a server still
+        ``RESIZED`` has its resize confirmed first, waiting for the source
+        (``_confirm_resize_on_deleting``); then ``terminate_instance`` is
+        cast to its host, unless a delete was in progress already.
+
+        One change to nova: if that confirm fails, the delete goes on and
+        casts ``terminate_instance`` all the same. nova's ``_delete``
+        lets the error out, leaving the server ``ERROR`` and ``DELETING``
+        with no terminate cast, and ignores every later delete (one was in
+        progress): a server nobody can delete. The server runs on its
+        destination, where terminating it is what a delete does, and the
+        failed confirm freed the source's allocations anyway (its
+        ``finally``); what the source's clean-up left on its hypervisor
+        stays either way.
+
+        :returns: True if it cast ``terminate_instance``
+        """
+        instance = instance_obj.Instance.get_by_uuid(self.store,
+                                                     self.instance.uuid)
+        original_task_state = instance.task_state
+        instance.task_state = task_states.DELETING
+        instance.save()
+        if instance.vm_state == vm_states.RESIZED:
+            try:
+                self._confirm_resize_on_deleting(instance)
+            except exception.InstanceNotFound:
+                # Gone meanwhile: nova's _delete stops there too.
+                return False
+            except Exception:
+                LOG.exception('Confirming the resize of instance %s before '
+                              'deleting it failed; deleting it anyway',
+                              instance.uuid)
+        if original_task_state in (task_states.DELETING,
+                                   task_states.SOFT_DELETING):
+            return False
+        # The block device mappings are read by the host (None).
+        self.compute_rpcapi.terminate_instance(self.ctx, instance, None)
+        return True
+
+    def _confirm_resize_on_deleting(self, instance):
+        for status in (migration_obj.FINISHED, migration_obj.CONFIRMING):
+            migration = self._migration_by_status(status)
+            if migration is not None:
+                break
+        else:
+            return
+        # A call, not a cast (nova's cast=False): the delete goes on once
+        # the source is done.
+        self.computes[migration.source_compute].confirm_resize(
+            self.ctx, instance, migration)
+
+    def _migration_by_status(self, status):
+        found = migration_obj.MigrationList.get_by_filters(
+            self.migrations, {'instance_uuid': self.instance.uuid,
+                              'status': status})
+        return found[0] if found else None
+
+    def revert(self):
+        """The API reverts the resize; compute-2 runs ``revert_resize``.
+
+        In the order of nova's ``API.revert_resize``: the server's task
+        state, then the migration's status.
+        """
+        instance, migration = self._loaded()
+        instance.task_state = task_states.RESIZE_REVERTING
+        instance.save(expected_task_state=[None])
+        migration.status = migration_obj.REVERTING
+        migration.save()
+        self.computes[DESTINATION].revert_resize(self.ctx, instance,
+                                                 migration)
         return True
 
     def schedule_evacuation(self):
@@ -203,19 +256,6 @@ class MoveCloud(object):
         return True
 
     # -- what happened --------------------------------------------------------
-
-    def held(self, consumer=None):
-        """``{rp_uuid: resources}`` placement holds for a consumer.
-
-        :param consumer: a uuid (default: the server)
-        """
-        allocations = self.client.get_allocs_for_consumer(
-            context.get_admin_context(),
-            consumer or self.instance.uuid)['allocations']
-        return {rp: alloc['resources'] for rp, alloc in allocations.items()}
-
-    def saved(self):
-        return self.store.peek(self.instance.uuid)
 
     def saved_migration(self):
         return self.migrations.peek(self.migration_uuid)

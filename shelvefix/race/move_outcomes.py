@@ -16,6 +16,19 @@ consumers (the server and its migration record):
   counting more is healed by its next audit and is not judged;
 * the records themselves: a host for a server that runs (``host lost``), no
   task left set (``task state stuck``).
+
+A deleted server (``DELETED``, or its record destroyed:
+:func:`as_deleted`; after the concurrent delete of ``resize-delete``) may
+hold nothing anywhere, nor its migration (``allocations leaked``,
+:data:`MIGRATION_LEAKED`), and no node's tracker
+may still count it as one of the node's instances
+(:data:`DELETED_COUNTED`): its host stops counting it as it completes the
+deletion, and the audit never counts a deleted server. An actor that
+found the server gone (InstanceNotFound: a confirm whose save comes after
+the delete destroyed the record) is judged only if the record is not
+destroyed (:func:`~shelvefix.race.outcomes.actor_labels`). A node still
+counting the flavor of a migration that stopped (a failed confirm) counts
+more than it must, as above: its next audit heals it.
 """
 
 from shelvefix.compute import move_claims
@@ -25,6 +38,7 @@ from shelvefix.objects import migration as migration_obj
 from shelvefix.race import outcomes
 
 MIGRATION_LEAKED = 'migration allocations leaked'
+DELETED_COUNTED = 'deleted server counted'
 
 
 def _in_progress(migration):
@@ -98,6 +112,29 @@ def migration_labels(row, migration, held, providers):
     return [MIGRATION_LEAKED] if set(held) - allowed else []
 
 
+def deleted_counted(row, trackers):
+    """:data:`DELETED_COUNTED` if a node still counts a deleted server.
+
+    :param trackers: the run's resource trackers
+    :returns: a list with the label, or empty
+    """
+    if row['vm_state'] == vm_states.DELETED and any(
+            row['uuid'] in rt.tracked_instances for rt in trackers):
+        return [DELETED_COUNTED]
+    return []
+
+
+def as_deleted(row):
+    """A destroyed record as the server it is: ``DELETED``, no task.
+
+    Nobody finds a destroyed (soft-deleted) server any more, whatever its
+    last save said: a confirm may save it ``ACTIVE`` between its host's
+    save of ``DELETED`` and the destroy that follows, as in nova. It is
+    judged as any deleted server is.
+    """
+    return dict(row, vm_state=vm_states.DELETED, task_state=None)
+
+
 def classify_move(cloud, results, injected=()):
     """The outcome of one run of a move scenario's cloud.
 
@@ -109,26 +146,32 @@ def classify_move(cloud, results, injected=()):
     :returns: a tuple of labels (see :func:`outcomes.as_outcome`)
     """
     row = cloud.saved()
+    destroyed = cloud.store.is_deleted(cloud.instance.uuid)
+    if destroyed:
+        row = as_deleted(row)
     migration = cloud.saved_migration()
-    labels = outcomes.actor_labels(results, injected)
-    held = cloud.held()
+    labels = outcomes.actor_labels(results, injected, deleted=destroyed)
+    # Each consumer read once: placement does not change any more.
+    holdings = {consumer: cloud.held(consumer)
+                for consumer in (cloud.instance.uuid, cloud.migration_uuid)}
+    held = dict(holdings[cloud.instance.uuid])
     if awaits_source_cleanup(row, migration, cloud.providers):
         # Removed by the source's next start, as nova defers it.
         held.pop(cloud.providers[migration['source_compute']], None)
     labels += outcomes.placement_labels(row, held, cloud.providers)
     labels += migration_labels(row, migration,
-                               cloud.held(cloud.migration_uuid),
+                               holdings[cloud.migration_uuid],
                                cloud.providers)
     counted = cloud.usage()
     if any(under_counted(implied_usage(row, migration, host), counted[host])
            for host in sorted(counted)):
         labels.append(outcomes.USAGE_UNTRACKED)
+    labels += deleted_counted(row, cloud.rts.values())
     if row['task_state'] is not None:
         labels.append(outcomes.TASK_STUCK)
     state = getattr(cloud.placement, 'state', None)
-    if state is not None:
-        for consumer in (cloud.instance.uuid, cloud.migration_uuid):
-            if not cloud.held(consumer) and consumer in state.consumers:
-                labels.append(outcomes.CONSUMER_LEFT)
-                break
+    if state is not None and any(
+            not holdings[consumer] and consumer in state.consumers
+            for consumer in sorted(holdings)):
+        labels.append(outcomes.CONSUMER_LEFT)
     return outcomes.as_outcome(labels)

@@ -26,6 +26,15 @@ state is judged by :mod:`shelvefix.race.move_outcomes`.
     corrected with compute-2's rebuild failing (``rebuild-fails``), and
     nova-evacuate (the start-up cleaning up after an evacuation in
     flight, as nova does).
+``resize-delete``
+    the resized server again; ``compute-1`` is the API confirming it (as
+    nova's API checks it first) and compute-1's ``confirm_resize``;
+    ``delete`` is the API deleting it (``DELETING``, the resize confirmed
+    first by a call to compute-1 if the server is still ``RESIZED``, then
+    ``terminate_instance`` cast to compute-2); ``compute-2`` serves it;
+    ``periodic-1`` is compute-1's audit (compute-2's would multiply the
+    runs by twenty). Cells: corrected, and corrected with
+    ``confirm-fails``.
 """
 
 import threading
@@ -51,6 +60,9 @@ ACTORS = {
                          ('periodic-2', DESTINATION)),
     race.EVACUATE: (('conductor', None), ('compute-2', DESTINATION),
                     ('compute-1', SOURCE), ('periodic-2', DESTINATION)),
+    race.RESIZE_DELETE: (('compute-1', SOURCE), ('delete', SOURCE),
+                         ('compute-2', DESTINATION),
+                         ('periodic-1', SOURCE)),
 }
 
 #: The cells of each scenario: (variant, fault).
@@ -63,6 +75,8 @@ CELLS = {
     race.EVACUATE: [(race.CORRECTED, None),
                     (race.CORRECTED, race.REBUILD_FAILS),
                     (race.NOVA_EVACUATE, None)],
+    race.RESIZE_DELETE: [(race.CORRECTED, None),
+                         (race.CORRECTED, race.CONFIRM_FAILS)],
 }
 
 #: What each fault makes a host's virt driver fail.
@@ -117,6 +131,12 @@ class MoveRaceProgram(program._Program):
         }
         if self.name == race.RESIZE_CONFIRM:
             funcs['compute-1'] = cloud.confirm
+        elif self.name == race.RESIZE_DELETE:
+            funcs['compute-1'] = cloud.api_confirm
+            funcs['delete'] = cloud.delete
+            funcs['compute-2'] = lambda: cloud.serve(
+                DESTINATION, timeout=timeout,
+                give_up=lambda: finished('delete'))
         elif self.name == race.RESIZE_REVERT:
             funcs['compute-2'] = cloud.revert
             funcs['compute-1'] = lambda: cloud.serve(
@@ -146,26 +166,12 @@ class MoveRaceProgram(program._Program):
         holdings = {consumer: set(cloud.held(consumer))
                     for consumer in (cloud.instance.uuid,
                                      cloud.migration_uuid)}
-        undo = program._instrument(controller, self.placement, names,
-                                   (src, dst), holdings)
-        cloud.store.interceptor = steps.StoreStepper(
-            controller, cloud.store, 'wait', names)
-        cloud.migrations.interceptor = steps.StoreStepper(
-            controller, cloud.migrations, 'wait', names, kind='migration')
-        cloud.transport.interceptor = steps.RpcStepper(controller)
-        for host in move_cloud.HOSTS:
-            # A host with one actor has no contended lock.
-            if sum(on == host for _a, on in ACTORS[self.name]) > 1:
-                cloud.locks[host].interceptor = steps.LockStepper(
-                    controller, host, names)
+        undo = cloud.instrument(
+            controller, names, holdings, 'wait',
+            [host for _actor, host in ACTORS[self.name]])
 
         def check(results):
             undo()
-            cloud.store.interceptor = None
-            cloud.migrations.interceptor = None
-            cloud.transport.interceptor = None
-            for locks in cloud.locks.values():
-                locks.interceptor = None
             return self._finish(cloud, results)
         return explorer.RunSpec(actors=self._actors(cloud), check=check)
 

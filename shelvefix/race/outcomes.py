@@ -173,18 +173,24 @@ def placement_labels(row, held, providers):
     return labels
 
 
-def actor_labels(results, injected=()):
+def actor_labels(results, injected=(), deleted=False):
     """Labels for what the actors raised.
 
     :param results: actor name -> result (``error``)
     :param injected: exception classes a fault of the run raises on
         purpose (not judged)
+    :param deleted: True if the server's saved record is destroyed
+        (soft-deleted): an actor finding it gone (InstanceNotFound) is
+        then not judged, as nova's operations end when their server is
+        deleted under them (e.g. a confirm racing the delete)
     """
     labels = []
     for name, result in sorted(results.items()):
         error = result.error
         if error is None or isinstance(error, tuple(injected) + (
                 client.GaveUp, rpc.NothingToReceive)):
+            continue
+        if deleted and isinstance(error, exception.InstanceNotFound):
             continue
         if _conflict(error):
             label = (COMPUTE_409 if name.startswith('compute')

@@ -86,14 +86,6 @@ def _names(instance_uuid, src, dst):
                         (src, '{compute-1}'), (dst, '{compute-2}')])
 
 
-def _instrument(controller, placement, names, providers, holdings):
-    """Mount the stepping transport; returns the function undoing it."""
-    session = placement.session.session
-    session.mount(placement.endpoint, steps.StepTransport(
-        placement.transport, controller, names, providers, holdings))
-    return lambda: session.mount(placement.endpoint, placement.transport)
-
-
 class _Program(object):
     """What the race programs share: providers made once, for all runs."""
 
@@ -170,8 +162,9 @@ class ShelveRaceProgram(_Program):
     def __call__(self, controller):
         scn = self._scenario()
         names = _names(scn.instance.uuid, scn.src, scn.dst)
-        undo = _instrument(controller, self.placement, names,
-                           (scn.src, scn.dst), {scn.instance.uuid: {scn.src}})
+        undo = cloud_mod.instrument_placement(
+            controller, self.placement, names, (scn.src, scn.dst),
+            {scn.instance.uuid: {scn.src}})
         scn.store.interceptor = steps.StoreStepper(
             controller, scn.store, 'wait for SHELVED_OFFLOADED', names)
 
@@ -249,26 +242,14 @@ class CloudRaceProgram(_Program):
         cloud = self._cloud()
         src, dst = self.providers
         uuid = cloud.instance.uuid
-        names = _names(uuid, src, dst)
-        undo = _instrument(controller, self.placement, names, (src, dst),
-                           {uuid: {src}} if self.lifecycle else {})
-        cloud.store.interceptor = steps.StoreStepper(
-            controller, cloud.store, 'wait for SHELVED_OFFLOADED', names)
-        cloud.transport.interceptor = steps.RpcStepper(controller)
-        for host in cloud_mod.HOSTS:
-            # A host with one actor has no contended lock: its locks stay
-            # real (and cost no steps).
-            if sum(HOST_OF_ACTOR.get(name) == host
-                   for name in self.actors) > 1:
-                cloud.locks[host].interceptor = steps.LockStepper(
-                    controller, host, names)
+        undo = cloud.instrument(
+            controller, _names(uuid, src, dst),
+            {uuid: {src}} if self.lifecycle else {},
+            'wait for SHELVED_OFFLOADED',
+            [HOST_OF_ACTOR.get(name) for name in self.actors])
 
         def check(results):
             undo()
-            cloud.store.interceptor = None
-            cloud.transport.interceptor = None
-            for locks in cloud.locks.values():
-                locks.interceptor = None
             return self._finish(cloud, results)
         return explorer.RunSpec(actors=self._actors(cloud), check=check)
 
@@ -346,6 +327,9 @@ SCENARIOS = collections.OrderedDict((s.name, s) for s in [
     _move_scenario(race.EVACUATE,
                    "evacuate to compute-2 against compute-1's service "
                    "starting again and compute-2's periodic audit"),
+    _move_scenario(race.RESIZE_DELETE,
+                   'delete a resized server (API, compute-2) while its '
+                   "resize is confirmed (compute-1), compute-1's audit"),
 ])
 
 

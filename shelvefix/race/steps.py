@@ -241,7 +241,7 @@ class StoreStepper(object):
     """
 
     LABELS = {'get': 'read %s', 'update': 'save %s',
-              'list': 'list %ss on the node'}
+              'destroy': 'destroy %s', 'list': 'list %ss on the node'}
 
     def __init__(self, controller, store, wait_label, names=None,
                  kind='instance'):
@@ -259,7 +259,8 @@ class StoreStepper(object):
                  else self.LABELS[op] % self.kind)
         return self.controller.step(
             self.kind, resource,
-            access=model.WRITE if op == 'update' else model.READ,
+            access=(model.WRITE if op in ('update', 'destroy')
+                    else model.READ),
             label=label, guard=guard)
 
 

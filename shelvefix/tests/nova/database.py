@@ -118,6 +118,10 @@ class Database(fixtures.Fixture):
             # callers catch.
             raise getattr(nova_exception, type(e).__name__)(
                 **e.kwargs) from e
+        except shelvefix_exception.InstanceNotFound as e:
+            # Deleted (nova's save of a destroyed instance finds no row).
+            raise nova_exception.InstanceNotFound(
+                instance_id=instance.uuid) from e
         # Like nova's, the object then holds what the row holds, changes
         # other services saved included.
         for field, value in row.items():
@@ -126,6 +130,13 @@ class Database(fixtures.Fixture):
                     getattr(instance, field) != value):
                 setattr(instance, field, value)
         instance.obj_reset_changes(recursive=True)
+
+    def deleted(self, uuid):
+        """True if the store has the instance, destroyed (soft-deleted)."""
+        try:
+            return self.store.is_deleted(uuid)
+        except shelvefix_exception.InstanceNotFound:
+            return False
 
     def _record(self, name):
         def record(*args, **kwargs):
@@ -154,7 +165,11 @@ class Database(fixtures.Fixture):
             try:
                 row = database.store.get(uuid)
             except shelvefix_exception.InstanceNotFound:
-                raise nova_exception.InstanceNotFound(instance_id=uuid)
+                # A destroyed instance is found with read_deleted='yes'.
+                if (getattr(context, 'read_deleted', 'no') != 'yes' or
+                        not database.deleted(uuid)):
+                    raise nova_exception.InstanceNotFound(instance_id=uuid)
+                row = dict(database.store.peek(uuid), deleted=True)
             return database.load(context, row)
 
         def compute_node_by_uuid(context, uuid, read_deleted=None):

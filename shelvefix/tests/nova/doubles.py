@@ -4,7 +4,9 @@ Used by :mod:`shelvefix.tests.nova.lifecycle`, which runs nova's compute,
 conductor and scheduler code in one process:
 
 * :class:`HostDriver` - a virt driver for one host: a hypervisor whose
-  guests start and stop on request and whose node has fixed resources;
+  guests start, stop and move on request and whose node has fixed
+  resources, and whose named calls can be made to fail
+  (:class:`DriverFailed`);
 * :class:`NetworkAPI` - neutron: one port per instance, and optionally a
   port binding that fails on this host (``PortBindingFailed``, bug
   1862633);
@@ -52,6 +54,8 @@ class HostDriver(object):
     :param node_uuid: the node's uuid (its resource provider's)
     :param inventory: ``{'VCPU': n, 'MEMORY_MB': n, 'DISK_GB': n}``
     :param events: a list the calls are recorded in
+
+    :ivar failing: names of the move calls that raise :class:`DriverFailed`
     """
 
     def __init__(self, host, node_uuid, inventory, events):
@@ -60,9 +64,15 @@ class HostDriver(object):
         self.inventory = inventory
         self.events = events
         self.running = set()
+        self.failing = ()
 
     def _record(self, name, *args):
         self.events.append(('%s driver.%s' % (self.host, name),) + args)
+
+    def _move(self, name):
+        self._record(name)
+        if name in self.failing:
+            raise DriverFailed(name)
 
     def get_available_nodes(self, refresh=False):
         return [self.host]
@@ -102,10 +112,49 @@ class HostDriver(object):
               admin_password, allocations, network_info=None,
               block_device_info=None, power_on=True, accel_info=None):
         self._record('spawn', sorted(allocations))
+        if 'spawn' in self.failing:
+            raise DriverFailed('spawn')
         self.running.add(instance.uuid)
 
     def get_volume_connector(self, instance):
         return {'host': self.host}
+
+    def confirm_migration(self, context, migration, instance, network_info):
+        self._move('confirm_migration')
+        self.running.discard(instance.uuid)
+
+    def finish_revert_migration(self, context, instance, network_info,
+                                migration, block_device_info=None,
+                                power_on=True, share_info=None):
+        self._move('finish_revert_migration')
+        self.running.add(instance.uuid)
+
+    #: What nova asks of a driver before it evacuates to its host.
+    capabilities = {'supports_evacuate': True}
+
+    def list_instance_uuids(self):
+        return sorted(self.running)
+
+    def instance_exists(self, instance):
+        return instance.uuid in self.running
+
+    def instance_on_disk(self, instance):
+        return False
+
+    def get_host_ip_addr(self):
+        return '127.0.0.1'
+
+    def rebuild(self, **kwargs):
+        # No driver-specific rebuild: nova's default destroys and spawns.
+        raise NotImplementedError()
+
+    def check_instance_shared_storage_local(self, context, instance):
+        # Local disks only: a revert destroys the destination's.
+        raise NotImplementedError()
+
+
+class DriverFailed(Exception):
+    """A virt driver call failed (a fault a scenario injects)."""
 
 
 class NetworkAPI(object):
@@ -139,6 +188,23 @@ class NetworkAPI(object):
                 port_id=self.port_of(instance.uuid))
         self.events.append(('%s network.setup' % self.host, host))
 
+    def _record(self, name):
+        self.events.append(('%s network.%s' % (self.host, name),))
+
+    def setup_networks_on_host(self, context, instance, host=None,
+                               teardown=False):
+        self._record('setup_networks_on_host')
+
+    def deallocate_for_instance(self, context, instance, **kwargs):
+        self._record('deallocate_for_instance')
+
+    def migrate_instance_start(self, context, instance, migration):
+        self._record('migrate_instance_start')
+
+    def migrate_instance_finish(self, context, instance, migration,
+                                provider_mappings):
+        self._record('migrate_instance_finish')
+
     def get_requested_resource_for_instance(self, context, instance_uuid):
         # The port has no QoS or other resource request.
         return [], objects.RequestLevelParams()
@@ -153,6 +219,9 @@ class Notifier(object):
 
     def info(self, context, event_type, payload):
         self.events.append(('%s notify' % self.publisher, event_type))
+
+    def error(self, context, event_type, payload):
+        self.events.append(('%s notify error' % self.publisher, event_type))
 
 
 class SchedulerRPC(object):
@@ -183,42 +252,59 @@ class SchedulerRPC(object):
 
 
 class _PreparedClient(object):
-    def __init__(self, transport, server):
-        self.transport = transport
+    def __init__(self, router, server):
+        self.router = router
         self.server = server
 
     def cast(self, ctxt, method, **kwargs):
-        self.transport.cast(COMPUTE_TOPIC, self.server, method,
-                            _received(ctxt), **kwargs)
+        self.router.transport.cast(COMPUTE_TOPIC, self.server, method,
+                                   _received(ctxt), **kwargs)
 
     def call(self, ctxt, method, **kwargs):
-        raise AssertionError('nova made an RPC call %s to %s, which the '
-                             'harness does not serve' % (method, self.server))
+        endpoint = self.router.endpoints.get(self.server)
+        if endpoint is None:
+            raise AssertionError('nova made an RPC call %s to %s, which the '
+                                 'harness does not serve'
+                                 % (method, self.server))
+        # The caller waits while the server's service runs the method, on
+        # copies of the arguments, as the message bus would hand them over.
+        run_as, manager = endpoint
+        copies = {name: (value.obj_clone()
+                         if isinstance(value, objects.base.NovaObject)
+                         else value)
+                  for name, value in kwargs.items()}
+        return run_as(lambda: getattr(manager, method)(
+            _received(ctxt), **copies))()
 
 
 class _Client(object):
-    def __init__(self, transport):
-        self.transport = transport
+    def __init__(self, router):
+        self.router = router
 
     def can_send_version(self, version):
         return True
 
     def prepare(self, server=None, version=None, **kwargs):
-        return _PreparedClient(self.transport, server)
+        return _PreparedClient(self.router, server)
 
 
 class ComputeRouter(object):
     """Stands for the ``ClientRouter`` of nova's compute RPC API.
 
     :param transport: the :class:`shelvefix.rpc.Transport` the compute
-        services receive from
+        services receive casts from
+
+    :ivar endpoints: ``{host: (run_as, manager)}`` of the services that
+        serve calls: ``run_as(func)`` wraps ``func`` to run as the host's
+        service (:meth:`ServiceLocks.running`)
     """
 
     def __init__(self, transport):
         self.transport = transport
+        self.endpoints = {}
 
     def client(self, ctxt):
-        return _Client(self.transport)
+        return _Client(self)
 
 
 class ServiceLocks(fixtures.Fixture):

@@ -92,12 +92,39 @@ INVENTORY = harness.INVENTORY
 IMAGE = uuidutils.generate_uuid()
 
 
-def flavor():
-    """The server's flavor: what ``harness.RESOURCES`` claims."""
+def flavor(flavor_id=1, name='m1.small', vcpus=1, memory_mb=512,
+           root_gb=10):
+    """A flavor; by default the server's: what ``harness.RESOURCES`` claims."""
     return objects.Flavor(
-        id=1, flavorid='1', name='m1.small', vcpus=1, memory_mb=512,
-        root_gb=10, ephemeral_gb=0, swap=0, extra_specs={},
-        rxtx_factor=1.0, vcpu_weight=0, is_public=True, disabled=False)
+        id=flavor_id, flavorid=str(flavor_id), name=name, vcpus=vcpus,
+        memory_mb=memory_mb, root_gb=root_gb, ephemeral_gb=0, swap=0,
+        extra_specs={}, rxtx_factor=1.0, vcpu_weight=0, is_public=True,
+        disabled=False)
+
+
+def static_fields(uuid):
+    """What nova reads of the server that its store row does not hold.
+
+    Given to every ``Instance`` loaded from the store, under the row's own
+    fields (see :attr:`.database.Database.static`).
+    """
+    return {
+        'flavor': flavor(), 'metadata': {}, 'numa_topology': None,
+        'pci_requests': objects.InstancePCIRequests(
+            requests=[], instance_uuid=uuid),
+        'pci_devices': objects.PciDeviceList(objects=[]),
+        'info_cache': objects.InstanceInfoCache(
+            instance_uuid=uuid,
+            network_info=network_model.NetworkInfo()),
+        'resources': None, 'migration_context': None,
+        'key_data': None, 'auto_disk_config': False,
+        'root_device_name': '/dev/vda', 'launched_at': None,
+        'config_drive': '', 'os_type': None, 'deleted': False,
+        'hidden': False, 'display_name': 'server', 'locked': False,
+        'disable_terminate': False, 'cell_name': None,
+        'system_metadata': {}, 'image_ref': IMAGE,
+        'vcpus': 1, 'memory_mb': 512, 'root_gb': 10, 'ephemeral_gb': 0,
+    }
 
 
 class NovaCloud(fixtures.Fixture):
@@ -219,6 +246,8 @@ class Run(object):
         compute.notifier = doubles.Notifier(self.events, host)
         compute.reportclient = reportclient
         compute.rt = rt
+        compute.compute_rpcapi = compute_rpcapi.ComputeAPI.__new__(
+            compute_rpcapi.ComputeAPI)
         compute.share_manager = share_management.ShareManager(None, driver)
         self.rts[host], self.computes[host] = rt, compute
 
@@ -244,22 +273,7 @@ class Run(object):
 
     def _create_instance(self, start):
         uuid = uuidutils.generate_uuid()
-        self.cloud.database.static = {
-            'flavor': flavor(), 'metadata': {}, 'numa_topology': None,
-            'pci_requests': objects.InstancePCIRequests(
-                requests=[], instance_uuid=uuid),
-            'pci_devices': objects.PciDeviceList(objects=[]),
-            'info_cache': objects.InstanceInfoCache(
-                instance_uuid=uuid,
-                network_info=network_model.NetworkInfo()),
-            'resources': None, 'migration_context': None,
-            'key_data': None, 'auto_disk_config': False,
-            'root_device_name': '/dev/vda', 'launched_at': None,
-            'config_drive': '', 'os_type': None, 'deleted': False,
-            'hidden': False, 'display_name': 'server',
-            'system_metadata': {}, 'image_ref': IMAGE,
-            'vcpus': 1, 'memory_mb': 512, 'root_gb': 10, 'ephemeral_gb': 0,
-        }
+        self.cloud.database.static = static_fields(uuid)
         on_source = start == ON_SOURCE
         row = {
             'id': 1, 'uuid': uuid, 'project_id': harness.PROJECT,

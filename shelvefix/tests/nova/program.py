@@ -76,13 +76,7 @@ def classify(run, results, injected=()):
     :param results: actor name -> :class:`shelvefix.explorer.ActorResult`
     :param injected: exception classes a fault raises on purpose
     """
-    labels, others = [], {}
-    for name, result in results.items():
-        if isinstance(result.error, nova_exception.AllocationUpdateFailed):
-            labels.append(outcomes.COMPUTE_409 if name.startswith('compute')
-                          else outcomes.SCHEDULER_409)
-        else:
-            others[name] = result
+    labels, others = conflicts(results)
     labels += outcomes.actor_labels(others, injected)
     row = run.saved()
     held = run.held()
@@ -94,6 +88,28 @@ def classify(run, results, injected=()):
     if not held and state is not None and run.uuid in state.consumers:
         labels.append(outcomes.CONSUMER_LEFT)
     return outcomes.as_outcome(sorted(set(labels), key=labels.index))
+
+
+def conflicts(results):
+    """The 409s of nova's report client among the actors' results.
+
+    nova reports a consumer generation conflict of a claim as
+    ``AllocationUpdateFailed`` (its report client raises it for nothing
+    else on these paths).
+
+    :returns: ``(labels, others)``: the 409 labels, and the results of the
+        actors that raised anything else or nothing
+    """
+    labels, others = [], {}
+    for name, result in results.items():
+        if isinstance(result.error, nova_exception.AllocationUpdateFailed):
+            label = (outcomes.COMPUTE_409 if name.startswith('compute')
+                     else outcomes.SCHEDULER_409)
+            if label not in labels:
+                labels.append(label)
+        else:
+            others[name] = result
+    return labels, others
 
 
 class NovaRaceProgram(object):
@@ -125,38 +141,60 @@ class NovaRaceProgram(object):
 
     def __call__(self, controller):
         run = self.cloud.start(self.scenario.start)
-        placement = self.cloud.placement
         src = run.providers[lifecycle.SOURCE]
         dst = run.providers[lifecycle.DESTINATION]
         names = steps.Names([(run.uuid, '{instance}'), (src, '{compute-1}'),
                              (dst, '{compute-2}')])
-        session = placement.session.session
-        session.mount(placement.endpoint, steps.StepTransport(
-            placement.transport, controller, names, (src, dst),
-            run.holdings))
-        # Resources name the run's server the same way in every run.
-        run.store.interceptor = steps.StoreStepper(
-            controller, run.store, 'wait for SHELVED_OFFLOADED', names)
-        run.transport.interceptor = steps.RpcStepper(controller)
-        for service, locks in self.cloud.locks.locks.items():
-            # A service with one actor has no contended lock: its locks
-            # stay real ones (and cost no steps).
-            if sum(SERVICE_OF_ACTOR[name] == service
-                   for name in self.actors) > 1:
-                locks.interceptor = steps.LockStepper(controller, service,
-                                                      names)
+        undo = instrument(controller, self.cloud, run, names,
+                          [SERVICE_OF_ACTOR[name] for name in self.actors],
+                          'wait for SHELVED_OFFLOADED')
 
         def check(results):
-            session.mount(placement.endpoint, placement.transport)
-            run.store.interceptor = None
-            run.transport.interceptor = None
-            for locks in self.cloud.locks.locks.values():
-                locks.interceptor = None
+            undo()
             try:
                 return classify(run, results, self.injected)
             finally:
                 run.remove_from_placement()
         return explorer.RunSpec(actors=self._actors(run), check=check)
+
+
+def instrument(controller, cloud, run, names, services, wait):
+    """Make every access of a run to shared state a step of the explorer.
+
+    Placement requests (a :class:`~shelvefix.race.steps.StepTransport` on
+    the fixture's session), the instance store's reads, lists, waits and
+    saves, casts and receives,
+    and the locks of each service more than one actor runs for (a service
+    with one actor has no contended lock: its locks stay real ones, and
+    cost no steps).
+
+    :param run: the run, with its ``providers``, ``holdings``, ``store``
+        and ``transport``
+    :param names: the :class:`~shelvefix.race.steps.Names` of the run's
+        resources, so that they read the same in every run
+    :param services: the service of each actor
+    :param wait: the label of the instance store's waits
+    :returns: a callable that undoes it all
+    """
+    placement = cloud.placement
+    session = placement.session.session
+    providers = tuple(run.providers[host] for host in lifecycle.HOSTS)
+    session.mount(placement.endpoint, steps.StepTransport(
+        placement.transport, controller, names, providers, run.holdings))
+    run.store.interceptor = steps.StoreStepper(controller, run.store, wait,
+                                               names)
+    run.transport.interceptor = steps.RpcStepper(controller)
+    for service, locks in cloud.locks.locks.items():
+        if services.count(service) > 1:
+            locks.interceptor = steps.LockStepper(controller, service, names)
+
+    def undo():
+        session.mount(placement.endpoint, placement.transport)
+        run.store.interceptor = None
+        run.transport.interceptor = None
+        for locks in cloud.locks.locks.values():
+            locks.interceptor = None
+    return undo
 
 
 def explore(cloud, scenario, reduce=True, max_runs=None):

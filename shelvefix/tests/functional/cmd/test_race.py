@@ -172,8 +172,15 @@ class ScenarioCommandTestCase(base.TestCase):
         self.assertTrue(data['corrected_is_clean'])
         self.assertEqual(['offload-unshelve', 'unshelve-periodic',
                           'lifecycle', 'resize-confirm', 'resize-revert',
-                          'evacuate'],
+                          'evacuate', 'resize-delete'],
                          [s['scenario'] for s in data['scenarios']])
+        # The concurrent delete's cells too: every run ok.
+        delete, = [s for s in data['scenarios']
+                   if s['scenario'] == 'resize-delete']
+        self.assertEqual([('corrected', None), ('corrected', 'confirm-fails')],
+                         [(c['variant'], c['fault']) for c in delete['cells']])
+        for cell in delete['cells']:
+            self.assertEqual(['ok'], list(cell['outcomes']), cell)
         # One process per CPU on the double.
         self.assertEqual(explorer_parallel.available_cpus(),
                          data['workers'])

@@ -303,6 +303,93 @@ class AuditTestCase(MoveClaimsTestBase):
         self.assertEqual({}, dst.tracked_migrations)
 
 
+class NewestMigrationTestCase(MoveClaimsTestBase):
+    """Of several migrations of one instance, the audit counts the newest.
+
+    A stale migration (here: a resize to dst, never confirmed, with the
+    BIG flavor) is still in progress when the instance moves to dst again
+    with NEW; counted too, dst would count the instance twice.
+    """
+
+    BIG = instance_obj.Flavor(name='big', vcpus=8, memory_mb=8192,
+                              root_gb=80)
+    # Fixed uuids, so that each order of the rows can be tried: the store
+    # and the audit read them in uuid order.
+    LOW = '00000000-0000-4000-8000-000000000000'
+    HIGH = 'ffffffff-ffff-4fff-bfff-ffffffffffff'
+
+    def setUp(self):
+        super(NewestMigrationTestCase, self).setUp()
+        self.inst = self.instance(task_state=task_states.RESIZE_MIGRATING)
+        self.dst = self.tracker('dst')
+
+    def make(self, uuid, new, status=migration_obj.MIGRATING):
+        return migration_obj.Migration.create(
+            self.migrations, uuid, instance_uuid=self.inst.uuid,
+            source_compute='src', source_node='src-node',
+            dest_compute='dst', dest_node='dst-node',
+            migration_type=migration_obj.RESIZE, status=status,
+            old_flavor=OLD, new_flavor=new)
+
+    def assertCounts(self, migration):
+        self.audit(self.dst, 'dst-node')
+        self.assertEqual(migration.new_flavor.resources,
+                         self.dst.usage('dst-node'))
+        self.assertEqual({self.inst.uuid: migration.uuid},
+                         {uuid: m.uuid for uuid, m in
+                          self.dst.tracked_migrations.items()})
+
+    def test_the_newest_created_counts_in_either_order(self):
+        for stale_uuid, current_uuid in ((self.LOW, self.HIGH),
+                                         (self.HIGH, self.LOW)):
+            self.migrations = migration_obj.MigrationStore()
+            self.dst = self.tracker('dst')
+            self.make(stale_uuid, self.BIG, status=migration_obj.FINISHED)
+            current = self.make(current_uuid, NEW)
+            self.assertCounts(current)
+
+    def test_the_last_updated_counts(self):
+        first = self.make(self.LOW, self.BIG)
+        second = self.make(self.HIGH, NEW)
+        self.assertCounts(second)
+        # Saved after the second one was created: now the newest.
+        first.status = migration_obj.POST_MIGRATING
+        first.save()
+        self.assertCounts(first)
+        second.status = migration_obj.FINISHED
+        second.save()
+        self.assertCounts(second)
+
+    def test_a_drop_after_the_audit_leaves_nothing_counted(self):
+        self.make(self.LOW, self.BIG, status=migration_obj.FINISHED)
+        current = self.make(self.HIGH, NEW)
+        self.audit(self.dst, 'dst-node')
+        self.dst.drop_move_claim(self.context, self.inst, 'dst-node')
+        self.assertEqual({}, self.dst.usage('dst-node'))
+        self.assertEqual(migration_obj.MIGRATING,
+                         self.migrations.peek(current.uuid)['status'])
+
+    def test_each_instance_is_read_once(self):
+        self.make(self.LOW, self.BIG)
+        self.make(self.HIGH, NEW)
+        other = self.instance(task_state=task_states.RESIZE_MIGRATING)
+        self.migration(other, status=migration_obj.MIGRATING)
+        reads = []
+
+        def interceptor(op, uuid, guard=None):
+            reads.append((op, uuid))
+            return mock.Mock()
+        self.store.interceptor = interceptor
+        self.audit(self.dst, 'dst-node')
+        self.assertEqual(
+            [('list', None)] + sorted([('get', self.inst.uuid),
+                                       ('get', other.uuid)]),
+            [reads[0]] + sorted(reads[1:]))
+        self.assertEqual(
+            {rc: NEW.resources[rc] * 2 for rc in NEW.resources},
+            self.dst.usage('dst-node'))
+
+
 class DropTestCase(MoveClaimsTestBase):
     """Ending a move: status and drop in one critical section (1879878)."""
 
@@ -338,6 +425,33 @@ class DropTestCase(MoveClaimsTestBase):
         self.assertFalse(self.src.locks.held(SEMAPHORE))
         # The destination keeps counting the server.
         self.assertEqual(NEW.resources, self.dst.usage('dst-node'))
+
+    def test_a_second_drop_at_source_subtracts_nothing(self):
+        # Two confirms of one migration (the user's and the delete's): the
+        # second reads the server the first saved ACTIVE, as nova's reads
+        # the instance whose stashed old_flavor the first cleared.
+        self.resized()
+        second = self.mig.obj_clone()
+        self.src.drop_move_claim_at_source(self.context, self.inst, self.mig)
+        self.inst.vm_state = vm_states.ACTIVE
+        self.inst.save()
+        self.assertIsNone(move_claims.stashed_old_flavor(self.inst, second))
+        self.src.drop_move_claim_at_source(self.context, self.inst, second)
+        self.assertEqual({}, self.src.usage('src-node'))
+        self.assertIn('its old flavor is dropped already', self.log.output)
+        # Even after an audit in between (it counts nothing any more).
+        self.audit(self.src, 'src-node')
+        self.src.drop_move_claim_at_source(self.context, self.inst, second)
+        self.assertEqual({}, self.src.usage('src-node'))
+
+    def test_the_old_flavor_is_stashed_while_resized(self):
+        self.resized()
+        self.assertEqual(OLD, move_claims.stashed_old_flavor(self.inst,
+                                                             self.mig))
+        for state in (vm_states.ACTIVE, vm_states.STOPPED, vm_states.ERROR):
+            self.inst.vm_state = state
+            self.assertIsNone(move_claims.stashed_old_flavor(self.inst,
+                                                             self.mig))
 
     def test_drop_at_dest_reverts_and_subtracts_under_the_lock(self):
         self.resized()

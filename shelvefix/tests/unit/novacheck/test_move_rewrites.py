@@ -144,6 +144,96 @@ class StatusOutsideLockTestCase(base.TestCase):
         self.assertEqual(4, len(hunks(
             text, move_rewrites.status_outside_lock(text))))
 
+    def locked(self, name, status, extra=''):
+        return textwrap.dedent('''\
+            @utils.synchronized(SEMAPHORE, fair=True)
+            def %s(self, context, instance, migration):
+                """Doc."""
+                # Why.
+                migration.status = '%s'
+                migration.save()
+            %s
+                self._drop_move_claim(context, instance)
+            ''') % (name, status, extra)
+
+    def test_a_decorated_lock_is_split_in_two(self):
+        # nova's shape: the whole method is the critical section.
+        text = 'class ResourceTracker(object):\n' + ''.join(indented(
+            4, self.locked('drop_move_claim_at_source', 'confirmed') + '\n' +
+            self.locked('drop_move_claim_at_dest', 'reverted')))
+        new = move_rewrites.status_outside_lock(
+            text, class_name='ResourceTracker')
+        expected = 'class ResourceTracker(object):\n' + ''.join(indented(
+            4, '''\
+            def drop_move_claim_at_source(self, context, instance, migration):
+                migration.status = 'confirmed'
+                migration.save()
+                return self._locked_drop_move_claim_at_source(context, instance, migration)
+
+            @utils.synchronized(SEMAPHORE, fair=True)
+            def _locked_drop_move_claim_at_source(self, context, instance, migration):
+                """Doc."""
+                # Why.
+
+                self._drop_move_claim(context, instance)
+
+            def drop_move_claim_at_dest(self, context, instance, migration):
+                migration.status = 'reverted'
+                migration.save()
+                return self._locked_drop_move_claim_at_dest(context, instance, migration)
+
+            @utils.synchronized(SEMAPHORE, fair=True)
+            def _locked_drop_move_claim_at_dest(self, context, instance, migration):
+                """Doc."""
+                # Why.
+
+                self._drop_move_claim(context, instance)
+            '''))  # noqa: E501
+        self.assertEqual(expected, new)
+        # And it runs: the status is saved before the lock is taken.
+        namespace = {}
+        order = []
+
+        class Utils(object):
+            @staticmethod
+            def synchronized(name, fair=False):
+                def decorate(func):
+                    def locked(*args):
+                        order.append('lock')
+                        return func(*args)
+                    return locked
+                return decorate
+
+        class Migration(object):
+            def save(self):
+                order.append('save ' + self.status)
+
+        exec(new, {'utils': Utils, 'SEMAPHORE': 's'}, namespace)
+        tracker = namespace['ResourceTracker']()
+        tracker._drop_move_claim = lambda c, i: order.append('drop')
+        tracker.drop_move_claim_at_source(None, None, Migration())
+        self.assertEqual(['save confirmed', 'lock', 'drop'], order)
+
+    def test_refused_decorated_shapes(self):
+        other = self.locked('drop_move_claim_at_dest', 'reverted')
+        for method in [
+                # No lock decorator, no with block.
+                self.locked('drop_move_claim_at_source', 'confirmed').replace(
+                    '@utils.synchronized(SEMAPHORE, fair=True)\n', ''),
+                # More than positional arguments.
+                self.locked('drop_move_claim_at_source', 'confirmed').replace(
+                    'migration):', 'migration, *args):'),
+                # The status not first in the critical section.
+                self.locked('drop_move_claim_at_source', 'confirmed',
+                            extra='    pass\n').replace(
+                    "    migration.status = 'confirmed'\n", '').replace(
+                    '    pass\n', "    migration.status = 'confirmed'\n")]:
+            text = 'class ResourceTracker(object):\n' + ''.join(
+                indented(4, method + '\n' + other))
+            self.assertRaises(rewrite.RewriteError,
+                              move_rewrites.status_outside_lock, text,
+                              class_name='ResourceTracker')
+
 
 class FreeAfterSuccessTestCase(base.TestCase):
 

@@ -133,6 +133,62 @@ class InstanceTestCase(base.TestCase):
         self.assertIn(inst.uuid, repr(inst))
 
 
+class DestroyTestCase(base.TestCase):
+    """``Instance.destroy``: nova's soft delete of the instance's row."""
+
+    def setUp(self):
+        super(DestroyTestCase, self).setUp()
+        self.store = instance_obj.InstanceStore()
+        self.inst = instance_obj.Instance.create(
+            self.store, uuidutils.generate_uuid(), host='compute-1',
+            node='compute-1', vm_state=vm_states.DELETED)
+        self.other = self.inst.obj_clone()
+
+    def test_destroy(self):
+        self.assertFalse(self.inst.deleted)
+        self.inst.destroy()
+        self.assertTrue(self.inst.deleted)
+        # Another copy does not know, as nova's objects do not.
+        self.assertFalse(self.other.deleted)
+        self.assertTrue(self.store.is_deleted(self.inst.uuid))
+        self.assertEqual(vm_states.DELETED,
+                         self.store.peek(self.inst.uuid)['vm_state'])
+
+    def test_nothing_finds_a_destroyed_instance(self):
+        self.inst.destroy()
+        uuid = self.inst.uuid
+        self.assertRaises(exception.InstanceNotFound,
+                          instance_obj.Instance.get_by_uuid, self.store, uuid)
+        self.assertRaises(exception.InstanceNotFound, self.other.refresh)
+        self.assertRaises(exception.InstanceNotFound, self.other.saved)
+        self.assertEqual([], instance_obj.InstanceList.get_by_host_and_node(
+            self.store, 'compute-1', 'compute-1'))
+
+    def test_a_save_after_the_destroy_writes_nothing(self):
+        # A confirm's save racing the delete: ACTIVE does not come back.
+        self.inst.destroy()
+        self.other.vm_state = vm_states.ACTIVE
+        self.other.task_state = None
+        self.assertRaises(
+            exception.InstanceNotFound, self.other.save,
+            expected_task_state=[None, task_states.DELETING,
+                                 task_states.SOFT_DELETING])
+        self.assertEqual(vm_states.DELETED,
+                         self.store.peek(self.inst.uuid)['vm_state'])
+
+    def test_destroyed_once(self):
+        self.inst.destroy()
+        self.assertRaises(exception.InstanceNotFound, self.other.destroy)
+        self.assertRaises(exception.InstanceNotFound, self.inst.destroy)
+        self.assertFalse(self.other.deleted)
+
+    def test_deleted_is_not_a_field(self):
+        self.assertRaises(AttributeError, setattr, self.inst, 'deleted',
+                          True)
+        self.assertNotIn('deleted', instance_obj.FIELDS)
+        self.assertNotIn('deleted', self.store.peek(self.inst.uuid))
+
+
 class RecordingInterceptor(object):
     """Records intercepted accesses and their results."""
 

@@ -1,5 +1,8 @@
 """Tests for the migration model and its store."""
 
+import datetime
+
+from oslo_utils import fixture as utils_fixture
 from oslo_utils import uuidutils
 
 from shelvefix import exception
@@ -194,6 +197,88 @@ class MigrationTestCase(base.TestCase):
         self.assertEqual(migration_obj.MIGRATION, migration.migration_type)
         self.assertEqual(migration_obj.PRE_MIGRATING, migration.status)
         self.assertIsNone(migration.old_flavor)
+
+
+class TimestampTestCase(base.TestCase):
+    """The store stamps rows as nova's database does, never tying."""
+
+    def setUp(self):
+        super(TimestampTestCase, self).setUp()
+        self.store = migration_obj.MigrationStore()
+        # The clock stands still: only the store's sequence separates
+        # the stamps.
+        self.now = datetime.datetime(2026, 1, 1, 12, 0)
+        self.useFixture(utils_fixture.TimeFixture(self.now))
+
+    def create(self, **fields):
+        return migration_obj.Migration.create(
+            self.store, uuidutils.generate_uuid(), **fields)
+
+    def test_create_stamps_created_at_only(self):
+        migration = self.create()
+        row = self.store.peek(migration.uuid)
+        self.assertEqual(self.now, row['created_at'])
+        self.assertIsNone(row['updated_at'])
+        # The object holds the row as saved.
+        self.assertEqual((self.now, None),
+                         (migration.created_at, migration.updated_at))
+        self.assertEqual(set(), migration.obj_what_changed())
+
+    def test_each_write_is_later_than_the_one_before(self):
+        first, second = self.create(), self.create()
+        first.status = migration_obj.MIGRATING
+        first.save()
+        stamps = [first.created_at, second.created_at, first.updated_at]
+        second.status = migration_obj.MIGRATING
+        second.save()
+        stamps.append(second.updated_at)
+        self.assertEqual(sorted(set(stamps)), stamps)
+        self.assertEqual(datetime.timedelta(microseconds=3),
+                         stamps[-1] - stamps[0])
+        self.assertEqual(first.created_at,
+                         self.store.peek(first.uuid)['created_at'])
+
+    def test_a_clock_gone_back_does_not_go_back(self):
+        first = self.create()
+        self.useFixture(utils_fixture.TimeFixture(
+            self.now - datetime.timedelta(hours=1)))
+        first.status = migration_obj.MIGRATING
+        first.save()
+        self.assertGreater(first.updated_at, first.created_at)
+
+    def test_the_stamps_follow_the_clock(self):
+        first = self.create()
+        later = self.now + datetime.timedelta(seconds=5)
+        self.useFixture(utils_fixture.TimeFixture(later))
+        first.status = migration_obj.MIGRATING
+        first.save()
+        self.assertEqual(later, first.updated_at)
+
+    def test_only_the_store_writes_them(self):
+        given = datetime.datetime(2000, 1, 1)
+        migration = self.create(created_at=given, updated_at=given)
+        self.assertEqual((self.now, None),
+                         (migration.created_at, migration.updated_at))
+        for field in migration_obj.TIMESTAMPS:
+            self.assertRaises(AttributeError, setattr, migration, field,
+                              given)
+            e = self.assertRaises(exception.Invalid, self.store.update,
+                                  migration.uuid, {field: given})
+            self.assertIn(field, str(e))
+        self.assertIsNone(self.store.peek(migration.uuid)['updated_at'])
+
+    def test_loaded_and_cloned_migrations_carry_them(self):
+        migration = self.create()
+        migration.status = migration_obj.MIGRATING
+        migration.save()
+        loaded = migration_obj.Migration.get_by_uuid(self.store,
+                                                     migration.uuid)
+        clone = migration.obj_clone()
+        listed, = migration_obj.MigrationList.get_by_filters(self.store, {})
+        for other in (loaded, clone, listed):
+            self.assertEqual(
+                (migration.created_at, migration.updated_at),
+                (other.created_at, other.updated_at))
 
 
 class MigrationListTestCase(base.TestCase):

@@ -5,6 +5,10 @@ one is explored here, on :class:`~shelvefix.backends.fixture.
 PlacementFixture`: the corrected code shows nothing bad, each variant the
 symptom of its bug. nova-evacuate's cell takes twenty seconds or more and
 is explored in :mod:`shelvefix.tests.functional.race.test_move_scenarios`.
+``resize-delete``'s corrected cell, with the defects it found and how
+the library fixes them, is explored in
+:mod:`~shelvefix.tests.unit.race.test_move_delete`; its ``confirm-fails``
+cell, over a thousand runs, in the functional tests too.
 
 Then what the explorer's steps say of the moves: the migration store's
 steps, and the footprint of a ``POST /allocations`` (several consumers at
@@ -52,9 +56,14 @@ EXPECTED_BAD = {
                                      outcomes.SCHEDULER_409,
                                      outcomes.CLAIM_WIPED},
     },
+    race.RESIZE_DELETE: {
+        (race.CORRECTED, None): set(),
+        (race.CORRECTED, race.CONFIRM_FAILS): set(),
+    },
 }
 #: Explored in the functional tests: too slow here.
-SLOW = {(race.EVACUATE, race.NOVA_EVACUATE, None)}
+SLOW = {(race.EVACUATE, race.NOVA_EVACUATE, None),
+        (race.RESIZE_DELETE, race.CORRECTED, race.CONFIRM_FAILS)}
 #: The cells whose bug shows in every run.
 ALWAYS = {(race.RESIZE_CONFIRM, race.PRE_1821594, race.CONFIRM_FAILS)}
 

@@ -1,0 +1,151 @@
+"""nova's own services around one server being evacuated.
+
+:class:`EvacuationRun` is a :class:`~.moves.MoveRun` that starts where
+nova's ``API.evacuate`` leaves a server whose host is down: ``ACTIVE`` on
+compute-1 with task ``REBUILDING``, an evacuation migration ``accepted``
+(source compute-1, no destination yet), placement holding the server's
+allocations on compute-1, and compute-1's guest still on its hypervisor.
+What runs is nova's code:
+
+* the conductor's ``ComputeTaskManager.rebuild_instance``: the scheduler's
+  ``select_destinations`` (compute-1 ignored, ``claim_resources`` adding
+  compute-2 to the server's allocations on compute-1), then the
+  ``rebuild_instance`` cast through nova's compute RPC API;
+* compute-2's ``ComputeManager.rebuild_instance``: the tracker's
+  ``rebuild_claim`` (the migration ``pre-migrating``, the server's
+  migration context), the rebuild (the driver has no ``rebuild``, so
+  nova's default: ``spawn``), and ``finish_evacuation`` (host and node
+  saved, the migration ``done``); on a failure its clean-up, which removes
+  compute-2 from the server's allocations;
+* compute-1's service starting again: the part of ``init_host`` that
+  cleans up after evacuations, ``_destroy_evacuated_instances`` (the
+  guest destroyed, compute-1 removed from the server's allocations with
+  ``remove_provider_tree_from_instance_allocation``, the migration
+  ``completed``); the rest of ``init_host`` (the driver's start-up, each
+  local instance's recovery) has nothing to do with placement;
+* compute-2's periodic audit.
+
+Or it starts (:data:`SCHEDULED`) once the conductor has run, not
+explored: compute-2 claimed, and its service holding the cast
+(:meth:`EvacuationRun.rebuild` runs it).
+
+This module imports nova; load it through
+:func:`shelvefix.tests.nova.base.load`.
+"""
+
+from nova.compute import power_state
+from nova.compute import task_states
+from nova.compute import vm_states
+from nova import objects
+from oslo_utils import uuidutils
+
+from shelvefix.objects import migration as migration_obj
+from shelvefix.tests.nova import doubles
+from shelvefix.tests.nova import harness
+from shelvefix.tests.nova import lifecycle
+from shelvefix.tests.nova import moves
+
+SOURCE = moves.SOURCE
+DESTINATION = moves.DESTINATION
+EVACUATING = 'evacuating'
+#: Evacuating, and the conductor has run: compute-2 is claimed and the
+#: ``rebuild_instance`` cast waits for it.
+SCHEDULED = 'scheduled'
+
+
+class ImageAPI(object):
+    """glance, as far as a rebuild from the server's own image reads it."""
+
+    def generate_image_url(self, image_ref, context):
+        return 'http://glance.example/images/%s' % image_ref
+
+
+class EvacuationRun(moves.MoveRun):
+    """One run: the services, and a server whose host is down."""
+
+    def _create_instance(self, start):
+        if start not in (EVACUATING, SCHEDULED):
+            return super(EvacuationRun, self)._create_instance(start)
+        cloud = self.cloud
+        self.migrations = migration_obj.MigrationStore()
+        cloud.move_database.migrations = self.migrations
+        cloud.move_database.extra = {}
+        cloud.move_database.next_uuid = uuidutils.generate_uuid()
+        for host in moves.HOSTS:
+            self.computes[host].image_api = ImageAPI()
+        self.computes[DESTINATION].driver.failing = cloud.failing
+        uuid = uuidutils.generate_uuid()
+        self.migration_uuid = uuidutils.generate_uuid()
+        self.cloud.database.static = lifecycle.static_fields(uuid)
+        flavor = lifecycle.flavor()
+        self.store.create({
+            'id': 1, 'uuid': uuid, 'project_id': harness.PROJECT,
+            'user_id': harness.USER, 'availability_zone': 'nova',
+            'vm_state': vm_states.ACTIVE,
+            'task_state': task_states.REBUILDING,
+            'power_state': power_state.RUNNING,
+            'host': SOURCE, 'node': SOURCE, 'launched_on': SOURCE,
+            'compute_id': 1, 'flavor': flavor, 'instance_type_id': flavor.id,
+            'old_flavor': None, 'new_flavor': None,
+            'trusted_certs': None, 'pci_requests': objects.InstancePCIRequests(
+                requests=[], instance_uuid=uuid),
+        })
+        self.migrations.create({
+            'uuid': self.migration_uuid, 'instance_uuid': uuid,
+            'source_compute': SOURCE, 'source_node': SOURCE,
+            'dest_compute': None, 'dest_node': None,
+            'migration_type': migration_obj.EVACUATION,
+            'status': migration_obj.ACCEPTED,
+            'old_flavor': moves.library_flavor(flavor),
+            'new_flavor': moves.library_flavor(flavor),
+        })
+        harness.NovaShelveScenario.assert_claimed(
+            self.scheduler_client.claim_resources(
+                self.admin, uuid, {'allocations': {
+                    self.providers[SOURCE]: {
+                        'resources': moves.resources(flavor)}}},
+                harness.PROJECT, harness.USER, harness.CLAIM_VERSION))
+        self.computes[SOURCE].driver.running.add(uuid)
+        self.holdings = {uuid: {self.providers[SOURCE]}}
+        for host in moves.HOSTS:
+            # compute-1 audited its node before it went down.
+            self.rts[host].update_available_resource(self.admin, host)
+        if start == SCHEDULED:
+            # The conductor's report client and casts are the run's.
+            self.uuid = uuid
+            cloud.run, cloud.router.transport = self, self.transport
+            self.schedule_evacuation()
+            self.holdings[uuid].add(self.providers[DESTINATION])
+            # compute-2 took the cast off the bus before the run.
+            self.scheduled = self.transport.receive(
+                doubles.COMPUTE_TOPIC, DESTINATION, timeout=0)
+        return uuid
+
+    # -- the actors ---------------------------------------------------------
+
+    def schedule_evacuation(self):
+        """The conductor: the scheduler claims compute-2, then the cast."""
+        context = harness.context(lifecycle.CONDUCTOR, is_admin=True)
+        instance = self.cloud.database.load(context, self.store.get(self.uuid))
+        self.conductor.rebuild_instance(
+            context, instance, orig_image_ref=None, image_ref=None,
+            injected_files=None, new_pass=None, orig_sys_metadata=None,
+            bdms=None, recreate=True, on_shared_storage=None, host=None,
+            request_spec=self.request_spec())
+        return True
+
+    def rebuild(self):
+        """compute-2 runs the ``rebuild_instance`` it was cast."""
+        message = self.scheduled
+        getattr(self.computes[DESTINATION], message.method)(
+            message.context, **message.kwargs)
+        return True
+
+    def source_starts(self):
+        """compute-1's service starts: it cleans up after evacuations."""
+        compute = self.computes[SOURCE]
+        context = harness.context(SOURCE, is_admin=True)
+        compute._destroy_evacuated_instances(
+            context, {node.uuid: node
+                      for node in compute.rt.compute_nodes.values()})
+        return True

@@ -1,0 +1,245 @@
+"""nova's move operations as programs of the interleaving explorer.
+
+:class:`NovaMoveProgram` runs a :class:`~.moves.NovaMoveCloud` under
+:func:`shelvefix.explorer.explore`, instrumented as the lifecycle program
+(:class:`~.program.NovaRaceProgram`) is, and the migration store's reads
+and writes are steps too. The scenarios (:data:`SCENARIOS`) are those of
+the library's move lab (:mod:`shelvefix.race.move_program`):
+
+``resize-confirm``
+    ``compute-1`` is the API's confirm, then compute-1's
+    ``confirm_resize``; ``periodic-1`` audits compute-1;
+``resize-revert``
+    ``compute-2`` is the API's revert, then compute-2's
+    ``revert_resize``, which casts ``finish_revert_resize`` to
+    ``compute-1``; ``periodic-1`` and ``periodic-2`` audit both nodes;
+``resize-delete``
+    ``compute-1`` is the user's confirm (nova's API, then compute-1 runs
+    the cast), ``delete`` nova's ``API.delete`` (which confirms the resize
+    first, an RPC call compute-1 runs), ``compute-2`` serves the
+    ``terminate_instance`` cast, ``periodic-1`` audits compute-1
+    (:mod:`~.deletion`);
+``evacuate``
+    compute-1 is down and the API accepted an evacuation
+    (:mod:`~.evacuation`); ``conductor`` is nova's conductor and
+    scheduler, ``compute-2`` serves the ``rebuild_instance`` cast,
+    ``compute-1`` is its service starting again (its clean-up after
+    evacuations) and ``periodic-2`` audits compute-2.
+
+Each run's end state is judged as the library's is
+(:func:`shelvefix.race.move_outcomes.classify_move`): placement against
+both consumers' records, each node's tracked usage against what the
+records imply, and the task state.
+
+This module imports nova; load it through
+:func:`shelvefix.tests.nova.base.load`.
+"""
+
+from nova import exception as nova_exception
+
+from shelvefix import explorer
+from shelvefix.explorer import model
+from shelvefix.race import move_outcomes
+from shelvefix.race import outcomes
+from shelvefix.race import steps
+from shelvefix.tests.nova import deletion
+from shelvefix.tests.nova import evacuation
+from shelvefix.tests.nova import lifecycle
+from shelvefix.tests.nova import moves
+from shelvefix.tests.nova import program
+
+RESIZE_CONFIRM = 'resize-confirm'
+RESIZE_REVERT = 'resize-revert'
+EVACUATE = 'evacuate'
+RESIZE_DELETE = 'resize-delete'
+
+#: The actors of each scenario, and the host (service) each runs for.
+ACTORS = {
+    RESIZE_CONFIRM: (('compute-1', moves.SOURCE),
+                     ('periodic-1', moves.SOURCE)),
+    RESIZE_REVERT: (('compute-2', moves.DESTINATION),
+                    ('compute-1', moves.SOURCE),
+                    ('periodic-1', moves.SOURCE),
+                    ('periodic-2', moves.DESTINATION)),
+    # The delete's RPC call runs compute-1's confirm, under its locks.
+    RESIZE_DELETE: (('compute-1', moves.SOURCE), ('delete', moves.SOURCE),
+                    ('compute-2', moves.DESTINATION),
+                    ('periodic-1', moves.SOURCE)),
+    EVACUATE: (('conductor', lifecycle.CONDUCTOR),
+               ('compute-2', moves.DESTINATION),
+               ('compute-1', moves.SOURCE),
+               ('periodic-2', moves.DESTINATION)),
+}
+SCENARIOS = tuple(ACTORS)
+#: Where each scenario starts, and the run class that sets it up.
+STARTS = {RESIZE_CONFIRM: (moves.RESIZED, moves.MoveRun),
+          RESIZE_REVERT: (moves.RESIZED, moves.MoveRun),
+          RESIZE_DELETE: (moves.RESIZED, deletion.DeleteRun),
+          EVACUATE: (evacuation.EVACUATING, evacuation.EvacuationRun)}
+
+
+class MigrationStepper(steps.StoreStepper):
+    """The migration store's steps, creating a row among them.
+
+    nova's tracker creates a migration when the evacuation's record was
+    gone by the time the conductor looked (``Migration.create``, in
+    :class:`~.move_database.MoveDatabase`). A list reads, and a create
+    writes, the table too, so that the explorer orders a list before and
+    after a row that appears.
+    """
+
+    TABLE = 'migration:*'
+
+    def __call__(self, op, uuid, guard=None):
+        if op not in ('create', 'list'):
+            return super(MigrationStepper, self).__call__(op, uuid, guard)
+        if op == 'create':
+            resource = {self.TABLE, self.names('migration:%s' % uuid)}
+            access, label = model.WRITE, 'create migration'
+        else:
+            resource = {self.TABLE} | {
+                self.names('migration:%s' % u) for u in self.store.uuids()}
+            access, label = model.READ, 'list migrations on the node'
+        return self.controller.step('migration', frozenset(resource),
+                                    access=access, label=label, guard=guard)
+
+
+def library_row(row):
+    """The fields of a nova instance row the library's checks read."""
+    return {'uuid': row['uuid'], 'vm_state': row['vm_state'],
+            'task_state': row['task_state'],
+            'power_state': row['power_state'], 'host': row['host'],
+            'node': row['node'], 'project_id': row['project_id'],
+            'user_id': row['user_id'],
+            'flavor': moves.library_flavor(row['flavor'])}
+
+
+class _Judged(object):
+    """A :class:`~.moves.MoveRun` as :func:`classify_move` reads a cloud."""
+
+    def __init__(self, run):
+        self.run = run
+        self.providers = run.providers
+        self.placement = run.cloud.placement
+        self.migration_uuid = run.migration_uuid
+        self.rts = run.rts
+        self.store = run.store
+        self.instance = type('Server', (), {'uuid': run.uuid})
+
+    def saved(self):
+        return library_row(self.run.saved())
+
+    def saved_migration(self):
+        return self.run.saved_migration()
+
+    def held(self, consumer=None):
+        return self.run.held(consumer)
+
+    def usage(self):
+        return self.run.usage()
+
+
+def classify(run, results, injected=()):
+    """The outcome of one run (labels of :mod:`shelvefix.race.outcomes`).
+
+    nova's 409s are read as the lifecycle's are
+    (:func:`~.program.conflicts`), the rest as the library's move lab
+    judges its runs.
+    """
+    labels, others = program.conflicts(results)
+    if run.store.is_deleted(run.uuid):
+        # An operation whose server was destroyed under it ends there, as
+        # the library's do (:func:`~shelvefix.race.outcomes.actor_labels`).
+        others = {name: result for name, result in others.items()
+                  if not isinstance(result.error,
+                                    nova_exception.InstanceNotFound)}
+    judged = move_outcomes.classify_move(_Judged(run), others, injected)
+    return outcomes.as_outcome(labels + [
+        label for label in judged if label != outcomes.OK])
+
+
+class NovaMoveProgram(object):
+    """One move scenario on a set-up :class:`~.moves.NovaMoveCloud`.
+
+    :param cloud: the cloud fixture; placement and providers are shared by
+        all runs, everything else is made anew for each
+    :param scenario: one of :data:`SCENARIOS`
+    :param without: actors of the scenario left out; an evacuation
+        without the ``conductor`` starts once it has run
+        (:data:`~.evacuation.SCHEDULED`)
+    """
+
+    def __init__(self, cloud, scenario, without=()):
+        unknown = sorted(set(without) - set(dict(ACTORS[scenario])))
+        if unknown:
+            raise ValueError('%s has no actor %s' % (scenario, unknown))
+        self.cloud = cloud
+        self.scenario = scenario
+        self.hosts = {name: host for name, host in ACTORS[scenario]
+                      if name not in without}
+        self.actors = tuple(name for name, _host in ACTORS[scenario]
+                            if name not in without)
+        self.injected = (moves.DriverFailed,) if cloud.failing else ()
+        #: Each run's :meth:`~.moves.MoveRun.end_state`, in order.
+        self.ends = []
+
+    def _actors(self, run):
+        funcs = {
+            'periodic-1': lambda: run.periodic(moves.SOURCE),
+            'periodic-2': lambda: run.periodic(moves.DESTINATION),
+        }
+        if self.scenario == RESIZE_CONFIRM:
+            funcs['compute-1'] = run.confirm
+        elif self.scenario == RESIZE_DELETE:
+            funcs['compute-1'] = run.user_confirm
+            funcs['delete'] = run.delete
+            funcs['compute-2'] = lambda: run.serve(moves.DESTINATION)
+        elif self.scenario == RESIZE_REVERT:
+            funcs['compute-2'] = run.revert
+            funcs['compute-1'] = lambda: run.serve(moves.SOURCE)
+        else:
+            funcs['conductor'] = run.schedule_evacuation
+            funcs['compute-2'] = (
+                (lambda: run.serve(moves.DESTINATION))
+                if 'conductor' in self.actors else run.rebuild)
+            funcs['compute-1'] = run.source_starts
+        return [(name, self.cloud.locks.running(self.hosts[name],
+                                                funcs[name]))
+                for name in self.actors]
+
+    def __call__(self, controller):
+        start, run_cls = STARTS[self.scenario]
+        if self.scenario == EVACUATE and 'conductor' not in self.actors:
+            start = evacuation.SCHEDULED
+        run = self.cloud.start(start, run_cls)
+        src = run.providers[moves.SOURCE]
+        dst = run.providers[moves.DESTINATION]
+        names = steps.Names([
+            (run.uuid, '{instance}'), (run.migration_uuid, '{migration}'),
+            (self.cloud.move_database.next_uuid, '{new migration}'),
+            (src, '{compute-1}'), (dst, '{compute-2}')])
+        undo = program.instrument(
+            controller, self.cloud, run, names, list(self.hosts.values()),
+            'wait')
+        run.migrations.interceptor = MigrationStepper(
+            controller, run.migrations, 'wait', names, kind='migration')
+
+        def check(results):
+            undo()
+            run.migrations.interceptor = None
+            try:
+                self.ends.append(run.end_state())
+                return classify(run, results, self.injected)
+            finally:
+                run.remove_from_placement()
+        return explorer.RunSpec(actors=self._actors(run), check=check)
+
+
+def explore(cloud, scenario, reduce=True, max_runs=None, without=()):
+    """Explore a move scenario's interleavings on ``cloud``.
+
+    :param without: actors left out (see :class:`NovaMoveProgram`)
+    :returns: the :class:`~shelvefix.explorer.Exploration`
+    """
+    return explorer.explore(NovaMoveProgram(cloud, scenario, without),
+                            reduce=reduce, max_runs=max_runs)
