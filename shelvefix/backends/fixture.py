@@ -122,6 +122,10 @@ class PlacementFixture(fixtures.Fixture):
         # requests picks the adapter with the longest matching prefix, so
         # this endpoint (and only it) is served in-process.
         self.session.session.mount(self.endpoint, self.transport)
+        # Proxies, .netrc and CA bundles from the environment mean nothing
+        # to an in-process transport, and looking them up costs about a
+        # millisecond a request (a fifth of an explored run).
+        self.session.session.trust_env = False
         self.addCleanup(self.session.session.close)
         self.adapter = self._make_adapter(self.session)
         if self.token != ADMIN_TOKEN:

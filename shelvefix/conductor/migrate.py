@@ -14,7 +14,6 @@ its source allocations and the scheduler's claim adds the destination's
 
 from oslo_log import log as logging
 
-from shelvefix.compute import task_states
 from shelvefix import exception
 from shelvefix.objects import migration as migration_obj
 
@@ -89,10 +88,15 @@ class MigrationTask(object):
     def execute(self):
         """Record the migration, move its allocations, schedule, cast.
 
+        The API saved the instance ``RESIZE_PREP`` before (see
+        :func:`shelvefix.race.client.move`), and the request spec's
+        ``ignore_hosts`` names the source unless the move may stay there.
+
         :returns: the migration
         :raises NoValidHost: no destination fits; on this and any other
             failure before the cast the allocations are given back to the
-            instance and the migration is ``error``
+            instance, the migration is ``error`` and the instance's task
+            state is cleared
         """
         self.migration = migration_obj.Migration.create(
             self.migration_store, self.migration_uuid,
@@ -115,18 +119,19 @@ class MigrationTask(object):
                 spec_obj=self.request_spec,
                 instance_uuids=[self.instance.uuid], return_objects=True,
                 return_alternates=False)[0][0]
-            self.instance.task_state = task_states.RESIZE_PREP
-            self.instance.save(expected_task_state=[None])
         except Exception:
             # As nova's task roll-back: whatever failed before the cast,
             # the instance gets back what the migration holds (and drops a
-            # destination claimed for it), and the migration ends.
+            # destination claimed for it), and the migration ends; then,
+            # as nova's conductor, the API's task state is cleared.
             if moved is not None:
                 revert_allocation_for_migration(
                     self.context, self.source_provider, self.instance,
                     self.migration, self.reportclient)
             self.migration.status = migration_obj.ERROR
             self.migration.save()
+            self.instance.task_state = None
+            self.instance.save()
             raise
         self.compute_rpcapi.prep_resize(
             self.context, self.instance, None, self.flavor,

@@ -97,13 +97,15 @@ class RowStore(object):
         return self.interceptor(op, uuid, guard=guard)
 
     def create(self, values):
-        """Insert a new row (never intercepted).
+        """Insert a new row (an intercepted ``'create'``).
 
         :returns: a copy of the saved row
         :raises Invalid: the uuid exists
         """
+        handle = self._intercept('create', values['uuid'])
         with self._lock:
             if values['uuid'] in self._rows:
+                handle.done('Invalid')
                 raise exception.Invalid(
                     reason='%s %s already exists' % (self.kind,
                                                      values['uuid']))
@@ -111,6 +113,7 @@ class RowStore(object):
             self._stamp(row, created=True)
             self._rows[values['uuid']] = row
             self._notify(values['uuid'])
+            handle.done(self._describe(row))
             return copy.deepcopy(row)
 
     def get(self, uuid):

@@ -20,7 +20,10 @@ the state a scenario starts from:
 
 compute-1's provider carries ``COMPUTE_STATUS_DISABLED`` (see
 :func:`~shelvefix.race.cloud.create_providers`), so that the scheduler
-places every move on compute-2.
+places every move on compute-2; except for a second move
+(:meth:`MoveCloud.migrate_again`, ``resize-migrate``), which goes back
+to compute-1: both hosts are enabled, and the API's ``ignore_hosts``
+keeps each cold migration off its source, as nova's does.
 """
 
 from oslo_log import log as logging
@@ -29,6 +32,7 @@ from oslo_utils import uuidutils
 from shelvefix.compute import collaborators
 from shelvefix.compute import manager as manager_mod
 from shelvefix.compute import resource_tracker
+from shelvefix.compute import rpcapi
 from shelvefix.compute import task_states
 from shelvefix.compute import vm_states
 from shelvefix.conductor import migrate
@@ -36,6 +40,7 @@ from shelvefix import context
 from shelvefix import exception
 from shelvefix.objects import instance as instance_obj
 from shelvefix.objects import migration as migration_obj
+from shelvefix.race import client
 from shelvefix.race import cloud as cloud_mod
 from shelvefix.race import scenario
 from shelvefix.scheduler.client import report
@@ -48,7 +53,13 @@ HOSTS = cloud_mod.HOSTS
 RESIZED = 'resized'
 EVACUATING = 'evacuating'
 
-create_providers = cloud_mod.create_providers
+
+def create_providers(placement, enabled=False):
+    """Both hosts' providers; compute-1's disabled unless ``enabled``."""
+    if enabled:
+        return scenario.create_providers(placement, names=HOSTS)
+    return cloud_mod.create_providers(placement)
+
 
 LOG = logging.getLogger(__name__)
 
@@ -92,6 +103,10 @@ class MoveCloud(cloud_mod.TwoHosts):
             scenario.alloc_request(self.providers[SOURCE]), scenario.PROJECT,
             scenario.USER, scenario.CLAIM_VERSION)
         self.migration_uuid = uuidutils.generate_uuid()
+        #: Every migration a run may record, oldest first: the start's,
+        #: then a second move's (:meth:`migrate_again`).
+        self.migration_uuids = [self.migration_uuid,
+                                uuidutils.generate_uuid()]
         if start == RESIZED:
             self._cold_migrate()
         else:
@@ -103,13 +118,25 @@ class MoveCloud(cloud_mod.TwoHosts):
         # The set-up's casts are all queued already: no long wait.
         self.serve(host, timeout=5.0)
 
+    def _migration_task(self, migration_uuid):
+        """The API's hand-off of a cold migration: the conductor's task."""
+        def schedule(instance):
+            spec = request_spec.RequestSpec.from_instance(instance)
+            # nova's API, with allow_resize_to_same_host off.
+            spec.ignore_hosts = [instance.host]
+            return migrate.MigrationTask(
+                self.ctx, instance, scenario.FLAVOR, spec,
+                self.compute_rpcapi, self.scheduler, self.client,
+                self.migrations, self.providers[instance.host],
+                migration_uuid).execute()
+        return schedule
+
+    def _load(self, row):
+        return instance_obj.Instance(self.store, **row)
+
     def _cold_migrate(self):
-        migrate.MigrationTask(
-            self.ctx, self.instance.obj_clone(), scenario.FLAVOR,
-            request_spec.RequestSpec.from_instance(self.instance),
-            self.compute_rpcapi, self.scheduler, self.client,
-            self.migrations, self.providers[SOURCE],
-            self.migration_uuid).execute()
+        client.move(self.store, self.instance.uuid, self._load,
+                    self._migration_task(self.migration_uuid), timeout=0)
         for host in (DESTINATION, SOURCE, DESTINATION):
             # prep_resize, resize_instance, finish_resize
             self._serve_one(host)
@@ -241,6 +268,48 @@ class MoveCloud(cloud_mod.TwoHosts):
                                                  migration)
         return True
 
+    def migrate_again(self, timeout=60.0, give_up=None):
+        """A client cold-migrates the server as soon as it may.
+
+        It waits for the server ``ACTIVE`` with no task (the confirm of the
+        resize saves it so before it deletes the migration's allocations
+        on compute-1), then the API and the conductor: a second
+        migration, recorded, its allocations moved, compute-1 claimed by
+        the scheduler, ``prep_resize`` cast there.
+
+        :raises GaveUp: ``give_up`` said so first (the confirm failed)
+        """
+        client.move(self.store, self.instance.uuid, self._load,
+                    self._migration_task(self.migration_uuids[1]),
+                    timeout=timeout, give_up=give_up)
+        return True
+
+    def finish_moves(self, rounds=4):
+        """Serve what is still cast to either host, as the hosts would.
+
+        Not explored: the rest of a move the run started (a second move's
+        ``resize_instance`` and ``finish_resize``), run to its end so that
+        the end state is one a user could see.
+
+        :param rounds: how many times both hosts' queues are emptied, at
+            most (a cast answered by a cast back takes one round)
+        :returns: ``{'<host> later': exception}`` for the casts that
+            failed (the last one per host)
+        """
+        errors = {}
+        for _round in range(rounds):
+            served = False
+            for host in HOSTS:
+                while self.transport.waiting(rpcapi.TOPIC, host):
+                    served = True
+                    try:
+                        self.serve(host, timeout=0)
+                    except Exception as exc:
+                        errors['%s later' % host] = exc
+            if not served:
+                break
+        return errors
+
     def schedule_evacuation(self):
         """The conductor: the scheduler claims compute-2, then the cast."""
         instance, migration = self._loaded()
@@ -260,6 +329,12 @@ class MoveCloud(cloud_mod.TwoHosts):
     def saved_migration(self):
         return self.migrations.peek(self.migration_uuid)
 
+    def saved_migrations(self):
+        """The saved rows of :attr:`migration_uuids` recorded, oldest first."""
+        saved = set(self.migrations.uuids())
+        return [self.migrations.peek(uuid) for uuid in self.migration_uuids
+                if uuid in saved]
+
     def usage(self):
         """``{host: usage}`` each host's tracker counts on its node."""
         return {host: self.rts[host].usage(host) for host in HOSTS}
@@ -267,6 +342,6 @@ class MoveCloud(cloud_mod.TwoHosts):
     def remove_from_placement(self):
         """Free what the run left in placement (the providers stay)."""
         ctx = context.get_admin_context()
-        for consumer in (self.instance.uuid, self.migration_uuid):
+        for consumer in [self.instance.uuid] + self.migration_uuids:
             self.client.delete_allocation_for_instance(ctx, consumer,
                                                        force=True)

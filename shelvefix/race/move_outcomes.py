@@ -50,16 +50,19 @@ def _moving(row):
         instance_obj.Instance(None, **row))
 
 
-def implied_usage(row, migration, host):
+def implied_usage(row, migrations, host):
     """What ``host``'s node must count, from the saved records.
 
     The server's flavor where it is saved (unless its state allows
-    removal); and while the migration is in progress and the server is
+    removal); and for each migration in progress while the server is
     moving, the flavor the migration holds on a node the server is not
     saved on: the new one on the destination, the old one on the source.
 
+    :param migrations: the server's migration rows (or one row)
     :returns: ``{resource class: amount}``
     """
+    if isinstance(migrations, dict):
+        migrations = [migrations]
     usage = {}
 
     def add(flavor):
@@ -69,7 +72,10 @@ def implied_usage(row, migration, host):
     if row['host'] == host and not vm_states.allow_resource_removal(
             vm_state=row['vm_state'], task_state=row['task_state']):
         add(row['flavor'])
-    if _in_progress(migration) and _moving(row) and row['host'] != host:
+    for migration in migrations:
+        if not (_in_progress(migration) and _moving(row) and
+                row['host'] != host):
+            continue
         if migration['dest_compute'] == host and migration['new_flavor']:
             add(migration['new_flavor'])
         elif migration['source_compute'] == host and migration['old_flavor']:
@@ -138,8 +144,9 @@ def as_deleted(row):
 def classify_move(cloud, results, injected=()):
     """The outcome of one run of a move scenario's cloud.
 
-    :param cloud: the :class:`~shelvefix.race.move_cloud.MoveCloud`
-
+    :param cloud: the :class:`~shelvefix.race.move_cloud.MoveCloud`; every
+        migration it recorded is judged (``saved_migrations``: a second
+        move's too)
     :param results: actor name -> result, every actor done or stuck
     :param injected: exception classes a fault of the run raises on
         purpose (not judged)
@@ -149,21 +156,26 @@ def classify_move(cloud, results, injected=()):
     destroyed = cloud.store.is_deleted(cloud.instance.uuid)
     if destroyed:
         row = as_deleted(row)
-    migration = cloud.saved_migration()
+    migrations = cloud.saved_migrations()
     labels = outcomes.actor_labels(results, injected, deleted=destroyed)
     # Each consumer read once: placement does not change any more.
-    holdings = {consumer: cloud.held(consumer)
-                for consumer in (cloud.instance.uuid, cloud.migration_uuid)}
+    consumers = [cloud.instance.uuid] + [m['uuid'] for m in migrations]
+    holdings = {consumer: cloud.held(consumer) for consumer in consumers}
     held = dict(holdings[cloud.instance.uuid])
-    if awaits_source_cleanup(row, migration, cloud.providers):
-        # Removed by the source's next start, as nova defers it.
-        held.pop(cloud.providers[migration['source_compute']], None)
+    for migration in migrations:
+        if awaits_source_cleanup(row, migration, cloud.providers):
+            # Removed by the source's next start, as nova defers it.
+            held.pop(cloud.providers[migration['source_compute']], None)
     labels += outcomes.placement_labels(row, held, cloud.providers)
-    labels += migration_labels(row, migration,
-                               holdings[cloud.migration_uuid],
-                               cloud.providers)
+    for migration in migrations:
+        for label in migration_labels(row, migration,
+                                      holdings[migration['uuid']],
+                                      cloud.providers):
+            if label not in labels:
+                labels.append(label)
     counted = cloud.usage()
-    if any(under_counted(implied_usage(row, migration, host), counted[host])
+    if any(under_counted(implied_usage(row, migrations, host),
+                         counted[host])
            for host in sorted(counted)):
         labels.append(outcomes.USAGE_UNTRACKED)
     labels += deleted_counted(row, cloud.rts.values())

@@ -35,12 +35,27 @@ state is judged by :mod:`shelvefix.race.move_outcomes`.
     ``periodic-1`` is compute-1's audit (compute-2's would multiply the
     runs by twenty). Cells: corrected, and corrected with
     ``confirm-fails``.
+``resize-migrate``
+    the resized server again, both hosts enabled; ``compute-1`` is the
+    API confirming it and compute-1's ``confirm_resize``; ``migrate`` is a
+    client migrating it again as soon as it reads it ``ACTIVE`` with no
+    task (the API's ``RESIZE_PREP``, then the conductor: a second
+    migration, its allocations, the scheduler's claim of compute-1, the
+    cast); ``compute-1-prep`` serves that ``prep_resize`` on compute-1
+    (its move claim, racing the confirm's clean-up of the same host);
+    ``periodic-1`` is compute-1's audit. The rest of the second move
+    (compute-2's ``resize_instance``, compute-1's ``finish_resize``) runs
+    after each run, unexplored, and the end state judges both
+    migrations. Cells: corrected, corrected with ``confirm-fails`` (the
+    server goes to ``ERROR``; the client gives up), and the two
+    variants of ``resize-confirm``, which show their symptoms here too.
 """
 
 import threading
 
 from shelvefix.compute import collaborators
 from shelvefix import explorer
+from shelvefix.explorer import model
 from shelvefix import race
 from shelvefix.race import move_cloud
 from shelvefix.race import move_outcomes
@@ -63,6 +78,9 @@ ACTORS = {
     race.RESIZE_DELETE: (('compute-1', SOURCE), ('delete', SOURCE),
                          ('compute-2', DESTINATION),
                          ('periodic-1', SOURCE)),
+    race.RESIZE_MIGRATE: (('compute-1', SOURCE), ('migrate', None),
+                          ('compute-1-prep', SOURCE),
+                          ('periodic-1', SOURCE)),
 }
 
 #: The cells of each scenario: (variant, fault).
@@ -77,6 +95,10 @@ CELLS = {
                     (race.NOVA_EVACUATE, None)],
     race.RESIZE_DELETE: [(race.CORRECTED, None),
                          (race.CORRECTED, race.CONFIRM_FAILS)],
+    race.RESIZE_MIGRATE: [(race.CORRECTED, None),
+                          (race.CORRECTED, race.CONFIRM_FAILS),
+                          (race.PRE_1879878, None),
+                          (race.PRE_1821594, race.CONFIRM_FAILS)],
 }
 
 #: What each fault makes a host's virt driver fail.
@@ -108,7 +130,8 @@ class MoveRaceProgram(program._Program):
 
     def _cloud(self, sleep=None):
         if self.providers is None:
-            self.providers = move_cloud.create_providers(self.placement)
+            self.providers = move_cloud.create_providers(
+                self.placement, enabled=self.name == race.RESIZE_MIGRATE)
         code = variants.code(self.cell.variant)
         return move_cloud.MoveCloud(
             self.placement, self.providers,
@@ -137,6 +160,12 @@ class MoveRaceProgram(program._Program):
             funcs['compute-2'] = lambda: cloud.serve(
                 DESTINATION, timeout=timeout,
                 give_up=lambda: finished('delete'))
+        elif self.name == race.RESIZE_MIGRATE:
+            funcs['compute-1'] = cloud.api_confirm
+            funcs['migrate'] = lambda: cloud.migrate_again(
+                timeout=timeout, give_up=lambda: finished('compute-1'))
+            funcs['compute-1-prep'] = lambda: cloud.serve(
+                SOURCE, timeout=timeout, give_up=lambda: finished('migrate'))
         elif self.name == race.RESIZE_REVERT:
             funcs['compute-2'] = cloud.revert
             funcs['compute-1'] = lambda: cloud.serve(
@@ -151,6 +180,9 @@ class MoveRaceProgram(program._Program):
 
     def _finish(self, cloud, results):
         try:
+            results = dict(results)
+            for name, error in cloud.finish_moves().items():
+                results[name] = model.ActorResult(None, error, False)
             return move_outcomes.classify_move(cloud, results, self.injected)
         finally:
             cloud.remove_from_placement()
@@ -160,12 +192,14 @@ class MoveRaceProgram(program._Program):
         # make the run slower.
         cloud = self._cloud(sleep=_no_wait)
         src, dst = self.providers
+        first, second = cloud.migration_uuids
         names = steps.Names([(cloud.instance.uuid, '{instance}'),
-                             (cloud.migration_uuid, '{migration}'),
+                             (first, '{migration}'),
+                             (second, '{migration 2}'),
                              (src, '{compute-1}'), (dst, '{compute-2}')])
         holdings = {consumer: set(cloud.held(consumer))
-                    for consumer in (cloud.instance.uuid,
-                                     cloud.migration_uuid)}
+                    for consumer in [cloud.instance.uuid] +
+                    cloud.migration_uuids}
         undo = cloud.instrument(
             controller, names, holdings, 'wait',
             [host for _actor, host in ACTORS[self.name]])

@@ -330,6 +330,9 @@ SCENARIOS = collections.OrderedDict((s.name, s) for s in [
     _move_scenario(race.RESIZE_DELETE,
                    'delete a resized server (API, compute-2) while its '
                    "resize is confirmed (compute-1), compute-1's audit"),
+    _move_scenario(race.RESIZE_MIGRATE,
+                   'migrate a resized server back to compute-1 as soon as '
+                   "its resize is confirmed there, compute-1's audit"),
 ])
 
 

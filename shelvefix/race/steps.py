@@ -238,10 +238,17 @@ class StoreStepper(object):
     :param names: a :class:`Names` (default: none)
     :param kind: what the store's rows are; resources are named
         ``<kind>:<uuid>``
+
+    A list reads every row saved so far and the table (``<kind>:*``); a
+    create writes its row and the table, so that the explorer orders a
+    list before and after a row that appears meanwhile (a second move's
+    migration, and the audit listing the node's migrations).
     """
 
     LABELS = {'get': 'read %s', 'update': 'save %s',
-              'destroy': 'destroy %s', 'list': 'list %ss on the node'}
+              'destroy': 'destroy %s', 'list': 'list %ss on the node',
+              'create': 'create %s'}
+    WRITES = ('update', 'destroy', 'create')
 
     def __init__(self, controller, store, wait_label, names=None,
                  kind='instance'):
@@ -253,14 +260,14 @@ class StoreStepper(object):
 
     def __call__(self, op, uuid, guard=None):
         uuids = self.store.uuids() if op == 'list' else [uuid]
-        resource = frozenset(self.names('%s:%s' % (self.kind, u))
-                             for u in uuids)
+        resource = {self.names('%s:%s' % (self.kind, u)) for u in uuids}
+        if op in ('list', 'create'):
+            resource.add('%s:*' % self.kind)
         label = (self.wait_label if op == 'wait'
                  else self.LABELS[op] % self.kind)
         return self.controller.step(
-            self.kind, resource,
-            access=(model.WRITE if op in ('update', 'destroy')
-                    else model.READ),
+            self.kind, frozenset(resource),
+            access=model.WRITE if op in self.WRITES else model.READ,
             label=label, guard=guard)
 
 

@@ -9,6 +9,10 @@ same numbers once the trackers have reported.
 
 import collections
 
+from oslo_log import log as logging
+
+LOG = logging.getLogger(__name__)
+
 ComputeNode = collections.namedtuple('ComputeNode',
                                      ['uuid', 'host', 'hypervisor_hostname'])
 ComputeNode.__doc__ = """A compute node record: its provider uuid, the
@@ -79,6 +83,21 @@ class HostManager(object):
                 state.update_from_provider_summary(provider_summaries[uuid])
             states.append(state)
         return states
+
+    def get_filtered_hosts(self, hosts, spec_obj):
+        """The hosts the request may go to.
+
+        Only the request's ``ignore_hosts`` are left out here (nova's
+        filters run on records this host manager does not keep; what they
+        test is in placement's answer already).
+        """
+        ignored = set(getattr(spec_obj, 'ignore_hosts', None) or ())
+        if not ignored:
+            return list(hosts)
+        kept = [host for host in hosts if host.host not in ignored]
+        LOG.debug('Host filter ignoring hosts: %s',
+                  ', '.join(sorted(ignored)))
+        return kept
 
     def get_weighed_hosts(self, hosts, spec_obj):
         """The hosts, most preferred first.

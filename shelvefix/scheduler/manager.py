@@ -120,6 +120,7 @@ class SchedulerManager(object):
         hosts = self.host_manager.get_host_states_by_uuids(
             context, list(provider_summaries), spec_obj,
             provider_summaries=provider_summaries)
+        hosts = self.host_manager.get_filtered_hosts(hosts, spec_obj)
         for host in hosts:
             host.allocation_candidates = alloc_reqs_by_rp.get(host.uuid, [])
         hosts = self.host_manager.get_weighed_hosts(hosts, spec_obj)

@@ -1,4 +1,4 @@
-"""The parts of nova's RequestSpec that scheduling an unshelve reads."""
+"""The parts of nova's RequestSpec that an unshelve or a move reads."""
 
 
 class RequestSpec(object):
@@ -10,6 +10,8 @@ class RequestSpec(object):
     :param flavor: the instance's flavor
     :param scheduler_hints: nova's hints; ``_nova_check_type: ['rebuild']``
         marks a rebuild-only request
+    :ivar ignore_hosts: hosts the scheduler may not choose (a cold
+        migration's source, which the API adds)
     :ivar root_required: traits the chosen root provider must have (request
         filters add to it)
     :ivar root_forbidden: traits it must not have
@@ -22,6 +24,7 @@ class RequestSpec(object):
         self.user_id = user_id
         self.flavor = flavor
         self.scheduler_hints = scheduler_hints or {}
+        self.ignore_hosts = []
         self.root_required = set()
         self.root_forbidden = set()
 

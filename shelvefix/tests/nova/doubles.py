@@ -123,6 +123,23 @@ class HostDriver(object):
         self._move('confirm_migration')
         self.running.discard(instance.uuid)
 
+    def migrate_disk_and_power_off(self, context, instance, dest, flavor,
+                                   network_info, block_device_info=None,
+                                   timeout=0, retry_interval=0):
+        """The source's half of a resize: the guest is off, disk sent."""
+        self._move('migrate_disk_and_power_off')
+        self.running.discard(instance.uuid)
+        return 'disk of %s for %s' % (instance.uuid, dest)
+
+    def finish_migration(self, context, migration, instance, disk_info,
+                         network_info, image_meta, resize_instance,
+                         allocations, block_device_info=None, power_on=True,
+                         share_info=None):
+        """The destination's half: the guest starts here."""
+        self._move('finish_migration')
+        if power_on:
+            self.running.add(instance.uuid)
+
     def finish_revert_migration(self, context, instance, network_info,
                                 migration, block_device_info=None,
                                 power_on=True, share_info=None):

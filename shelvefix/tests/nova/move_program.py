@@ -19,6 +19,12 @@ the library's move lab (:mod:`shelvefix.race.move_program`):
     first, an RPC call compute-1 runs), ``compute-2`` serves the
     ``terminate_instance`` cast, ``periodic-1`` audits compute-1
     (:mod:`~.deletion`);
+``resize-migrate``
+    ``compute-1`` is the user's confirm, ``migrate`` a client that moves
+    the server again as soon as it may (nova's conductor and scheduler:
+    back to compute-1, enabled here), ``compute-1-prep`` serves the
+    ``prep_resize`` cast, ``periodic-1`` audits compute-1; the rest of the
+    second move runs after each run (:mod:`~.second_move`);
 ``evacuate``
     compute-1 is down and the API accepted an evacuation
     (:mod:`~.evacuation`); ``conductor`` is nova's conductor and
@@ -38,7 +44,6 @@ This module imports nova; load it through
 from nova import exception as nova_exception
 
 from shelvefix import explorer
-from shelvefix.explorer import model
 from shelvefix.race import move_outcomes
 from shelvefix.race import outcomes
 from shelvefix.race import steps
@@ -47,11 +52,13 @@ from shelvefix.tests.nova import evacuation
 from shelvefix.tests.nova import lifecycle
 from shelvefix.tests.nova import moves
 from shelvefix.tests.nova import program
+from shelvefix.tests.nova import second_move
 
 RESIZE_CONFIRM = 'resize-confirm'
 RESIZE_REVERT = 'resize-revert'
 EVACUATE = 'evacuate'
 RESIZE_DELETE = 'resize-delete'
+RESIZE_MIGRATE = 'resize-migrate'
 
 #: The actors of each scenario, and the host (service) each runs for.
 ACTORS = {
@@ -65,6 +72,10 @@ ACTORS = {
     RESIZE_DELETE: (('compute-1', moves.SOURCE), ('delete', moves.SOURCE),
                     ('compute-2', moves.DESTINATION),
                     ('periodic-1', moves.SOURCE)),
+    RESIZE_MIGRATE: (('compute-1', moves.SOURCE),
+                     ('migrate', lifecycle.CONDUCTOR),
+                     ('compute-1-prep', moves.SOURCE),
+                     ('periodic-1', moves.SOURCE)),
     EVACUATE: (('conductor', lifecycle.CONDUCTOR),
                ('compute-2', moves.DESTINATION),
                ('compute-1', moves.SOURCE),
@@ -75,33 +86,8 @@ SCENARIOS = tuple(ACTORS)
 STARTS = {RESIZE_CONFIRM: (moves.RESIZED, moves.MoveRun),
           RESIZE_REVERT: (moves.RESIZED, moves.MoveRun),
           RESIZE_DELETE: (moves.RESIZED, deletion.DeleteRun),
+          RESIZE_MIGRATE: (moves.RESIZED, second_move.SecondMoveRun),
           EVACUATE: (evacuation.EVACUATING, evacuation.EvacuationRun)}
-
-
-class MigrationStepper(steps.StoreStepper):
-    """The migration store's steps, creating a row among them.
-
-    nova's tracker creates a migration when the evacuation's record was
-    gone by the time the conductor looked (``Migration.create``, in
-    :class:`~.move_database.MoveDatabase`). A list reads, and a create
-    writes, the table too, so that the explorer orders a list before and
-    after a row that appears.
-    """
-
-    TABLE = 'migration:*'
-
-    def __call__(self, op, uuid, guard=None):
-        if op not in ('create', 'list'):
-            return super(MigrationStepper, self).__call__(op, uuid, guard)
-        if op == 'create':
-            resource = {self.TABLE, self.names('migration:%s' % uuid)}
-            access, label = model.WRITE, 'create migration'
-        else:
-            resource = {self.TABLE} | {
-                self.names('migration:%s' % u) for u in self.store.uuids()}
-            access, label = model.READ, 'list migrations on the node'
-        return self.controller.step('migration', frozenset(resource),
-                                    access=access, label=label, guard=guard)
 
 
 def library_row(row):
@@ -131,6 +117,10 @@ class _Judged(object):
 
     def saved_migration(self):
         return self.run.saved_migration()
+
+    def saved_migrations(self):
+        saved = getattr(self.run, 'saved_migrations', None)
+        return saved() if saved else [self.run.saved_migration()]
 
     def held(self, consumer=None):
         return self.run.held(consumer)
@@ -194,6 +184,10 @@ class NovaMoveProgram(object):
             funcs['compute-1'] = run.user_confirm
             funcs['delete'] = run.delete
             funcs['compute-2'] = lambda: run.serve(moves.DESTINATION)
+        elif self.scenario == RESIZE_MIGRATE:
+            funcs['compute-1'] = run.confirm
+            funcs['migrate'] = run.migrate_again
+            funcs['compute-1-prep'] = lambda: run.serve(moves.SOURCE)
         elif self.scenario == RESIZE_REVERT:
             funcs['compute-2'] = run.revert
             funcs['compute-1'] = lambda: run.serve(moves.SOURCE)
@@ -221,13 +215,16 @@ class NovaMoveProgram(object):
         undo = program.instrument(
             controller, self.cloud, run, names, list(self.hosts.values()),
             'wait')
-        run.migrations.interceptor = MigrationStepper(
+        run.migrations.interceptor = steps.StoreStepper(
             controller, run.migrations, 'wait', names, kind='migration')
 
         def check(results):
             undo()
             run.migrations.interceptor = None
             try:
+                finish = getattr(run, 'finish_moves', None)
+                if finish is not None:
+                    results = dict(results, **finish())
                 self.ends.append(run.end_state())
                 return classify(run, results, self.injected)
             finally:

@@ -130,10 +130,13 @@ class MoveTestCase(base.NovaTestCase):
     def explore(self, scenario, without=(), **kwargs):
         """Explore completely; ``self.ends`` are the runs' end states.
 
+        ``cloud_cls`` (default ``NovaMoveCloud``) is the cloud fixture;
+        the other keyword arguments are its own.
+
         Their order is the runs' (``zip(exploration.runs, self.ends)``).
         """
-        cloud = self.useFixture(self.moves.NovaMoveCloud(
-            backend=self.backend, **kwargs))
+        cloud_cls = kwargs.pop('cloud_cls', self.moves.NovaMoveCloud)
+        cloud = self.useFixture(cloud_cls(backend=self.backend, **kwargs))
         program = self.program.NovaMoveProgram(cloud, scenario, without)
         exploration = explorer.explore(program)
         self.assertTrue(exploration.complete)

@@ -172,7 +172,7 @@ class ScenarioCommandTestCase(base.TestCase):
         self.assertTrue(data['corrected_is_clean'])
         self.assertEqual(['offload-unshelve', 'unshelve-periodic',
                           'lifecycle', 'resize-confirm', 'resize-revert',
-                          'evacuate', 'resize-delete'],
+                          'evacuate', 'resize-delete', 'resize-migrate'],
                          [s['scenario'] for s in data['scenarios']])
         # The concurrent delete's cells too: every run ok.
         delete, = [s for s in data['scenarios']
@@ -180,6 +180,13 @@ class ScenarioCommandTestCase(base.TestCase):
         self.assertEqual([('corrected', None), ('corrected', 'confirm-fails')],
                          [(c['variant'], c['fault']) for c in delete['cells']])
         for cell in delete['cells']:
+            self.assertEqual(['ok'], list(cell['outcomes']), cell)
+        # And the second move's corrected cells.
+        second, = [s for s in data['scenarios']
+                   if s['scenario'] == 'resize-migrate']
+        self.assertEqual([('corrected', None), ('corrected', 'confirm-fails')],
+                         [(c['variant'], c['fault']) for c in second['cells']])
+        for cell in second['cells']:
             self.assertEqual(['ok'], list(cell['outcomes']), cell)
         # One process per CPU on the double.
         self.assertEqual(explorer_parallel.available_cpus(),

@@ -37,6 +37,26 @@ class FixtureTestCase(testtools.TestCase):
         resp = placement.adapter.get('/resource_providers/x')
         self.assertEqual(404, resp.status_code)  # no raise_exc
 
+    def test_the_environment_means_nothing_in_process(self):
+        # A dead proxy and a CA bundle that does not exist: requests would
+        # use both for a real connection, and the in-process transport
+        # ignores both, so the session need not look them up.
+        env = {'http_proxy': 'http://127.0.0.1:9', 'HTTP_PROXY':
+               'http://127.0.0.1:9', 'no_proxy': '', 'NO_PROXY': '',
+               'REQUESTS_CA_BUNDLE': '/nonexistent/ca.pem'}
+        answers = []
+        with mock.patch.dict('os.environ', env):
+            for trust_env in (True, False):
+                placement = self.useFixture(fixture.PlacementFixture(
+                    app=echo_app, token='tok'))
+                if trust_env:
+                    placement.session.session.trust_env = True
+                resp = placement.adapter.get('/resource_providers')
+                answers.append((resp.status_code, resp.text))
+        self.assertEqual([(200, 'tok  /resource_providers')] * 2, answers)
+        self.assertFalse(self.useFixture(
+            fixture.PlacementFixture()).session.session.trust_env)
+
     def test_fixtures_are_independent(self):
         one = self.useFixture(fixture.PlacementFixture())
         two = self.useFixture(fixture.PlacementFixture())

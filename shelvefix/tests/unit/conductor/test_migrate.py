@@ -157,6 +157,9 @@ class ReplaceAllocationTestCase(MigrateTestBase):
 class MigrationTaskTestCase(MigrateTestBase):
 
     def execute(self, flavor=FLAVOR, query_client=None):
+        # The API's part: the task state, the source left out.
+        self.inst.task_state = task_states.RESIZE_PREP
+        self.inst.save(expected_task_state=[None])
         self.migration_uuid = uuidutils.generate_uuid()
         self.spec = request_spec.RequestSpec.from_instance(self.inst)
         task = migrate.MigrationTask(

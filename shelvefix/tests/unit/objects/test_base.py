@@ -53,10 +53,17 @@ class RowStoreContract(object):
                          self.store.uuids())
         self.assertEqual([values['uuid']], [u for u, _v in self.saves])
 
-    def test_creating_is_never_intercepted(self):
+    def test_creating_is_intercepted(self):
         events = self.intercepted()
-        self.store.create(self.row(uuidutils.generate_uuid()))
-        self.assertEqual([], events)
+        uuid = uuidutils.generate_uuid()
+        self.store.create(self.row(uuid))
+        self.assertRaises(exception.Invalid, self.store.create,
+                          self.row(uuid))
+        self.assertEqual([('create', uuid), ('create', uuid)],
+                         [tuple(event[:2]) for event in events])
+        # Each reported done: the new row, then the refusal.
+        self.assertIsNotNone(events[0][3])
+        self.assertEqual('Invalid', events[1][3])
 
     def test_reads_are_copies(self):
         for read in (self.store.get, self.store.peek):

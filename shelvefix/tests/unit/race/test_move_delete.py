@@ -300,7 +300,6 @@ class ResizeDeleteProgramTestCase(base.TestCase):
             None, program.Cell(race.CORRECTED, None))
         self.assertEqual(('compute-1', 'delete', 'compute-2', 'periodic-1'),
                          prog.actors)
-        self.assertEqual(race.RESIZE_DELETE, race.SCENARIOS[-1])
         self.assertEqual(
             [(race.CORRECTED, None), (race.CORRECTED, race.CONFIRM_FAILS)],
             move_program.CELLS[race.RESIZE_DELETE])

@@ -60,16 +60,24 @@ EXPECTED_BAD = {
         (race.CORRECTED, None): set(),
         (race.CORRECTED, race.CONFIRM_FAILS): set(),
     },
+    race.RESIZE_MIGRATE: {
+        (race.CORRECTED, None): set(),
+        (race.CORRECTED, race.CONFIRM_FAILS): set(),
+        (race.PRE_1879878, None): {outcomes.USAGE_UNTRACKED},
+        (race.PRE_1821594, race.CONFIRM_FAILS):
+            {move_outcomes.MIGRATION_LEAKED},
+    },
 }
 #: Explored in the functional tests: too slow here.
 SLOW = {(race.EVACUATE, race.NOVA_EVACUATE, None),
         (race.RESIZE_DELETE, race.CORRECTED, race.CONFIRM_FAILS)}
 #: The cells whose bug shows in every run.
-ALWAYS = {(race.RESIZE_CONFIRM, race.PRE_1821594, race.CONFIRM_FAILS)}
+ALWAYS = {(race.RESIZE_CONFIRM, race.PRE_1821594, race.CONFIRM_FAILS),
+          (race.RESIZE_MIGRATE, race.PRE_1821594, race.CONFIRM_FAILS)}
 
 
-def cells(names=(race.RESIZE_CONFIRM, race.RESIZE_REVERT, race.EVACUATE),
-          slow=False):
+def cells(names=(race.RESIZE_CONFIRM, race.RESIZE_REVERT, race.EVACUATE,
+                 race.RESIZE_MIGRATE), slow=False):
     """testscenarios' scenarios: one per cell (fast or slow ones)."""
     return [('%s_%s' % (name, '_'.join(p for p in cell if p)),
              {'scenario_name': name, 'cell': cell})
@@ -181,8 +189,12 @@ class MoveStepsTestCase(base.TestCase):
             self.assertIn(label, labels)
         for step in found:
             if 'migration' in step.label and step.kind != 'placement':
-                self.assertEqual(frozenset(['migration:{migration}']),
-                                 step.resource)
+                # A list reads the table too (a row may appear).
+                self.assertEqual(
+                    frozenset(['migration:{migration}']),
+                    step.resource - frozenset(['migration:*']))
+                self.assertEqual('list' in step.label,
+                                 'migration:*' in step.resource)
         saves = [step for step in found if step.label == 'save migration']
         self.assertEqual([model.WRITE] * len(saves),
                          [step.access for step in saves])
@@ -318,6 +330,7 @@ class MigrationStoreStepsTestCase(base.TestCase):
         stepper('get', uuids[0])
         stepper('update', uuids[0])
         stepper('list', None)
+        stepper('create', uuids[1])
         self.assertEqual([
             mock.call('migration', frozenset(['migration:{migration}']),
                       access=model.READ, label='read migration',
@@ -325,8 +338,13 @@ class MigrationStoreStepsTestCase(base.TestCase):
             mock.call('migration', frozenset(['migration:{migration}']),
                       access=model.WRITE, label='save migration',
                       guard=None),
-            mock.call('migration', frozenset(['migration:{migration}',
-                                             'migration:' + uuids[1]]),
+            mock.call('migration', frozenset([
+                'migration:{migration}', 'migration:' + uuids[1],
+                'migration:*']),
                       access=model.READ,
-                      label='list migrations on the node', guard=None)],
+                      label='list migrations on the node', guard=None),
+            mock.call('migration',
+                      frozenset(['migration:' + uuids[1], 'migration:*']),
+                      access=model.WRITE, label='create migration',
+                      guard=None)],
             controller.step.call_args_list)

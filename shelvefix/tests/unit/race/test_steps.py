@@ -2,13 +2,17 @@
 
 from unittest import mock
 
+from shelvefix import explorer
 from shelvefix.explorer import model
 from shelvefix.objects import instance as instance_obj
+from shelvefix.objects import migration as migration_obj
 from shelvefix.race import steps
 from shelvefix.tests import base
 
 C1, C2 = 'c1', 'c2'
 SRC, DST = 'rp-src', 'rp-dst'
+FIRST = '6d4c3d8a-3a6e-4f0e-9d59-4b7c1e2a0021'
+SECOND = '6d4c3d8a-3a6e-4f0e-9d59-4b7c1e2a0022'
 
 
 class Response(object):
@@ -121,7 +125,8 @@ class OtherStepsTestCase(base.TestCase):
             mock.call('instance', frozenset(['instance:u1']),
                       access=model.READ, label='wait for it', guard=bool),
             mock.call('instance', frozenset(
-                'instance:' + uuid for uuid in store.uuids()),
+                ['instance:' + uuid for uuid in store.uuids()] +
+                ['instance:*']),
                 access=model.READ, label='list instances on the node',
                 guard=None)], controller.step.call_args_list)
 
@@ -190,5 +195,42 @@ class StableNamesTestCase(base.TestCase):
         controller = mock.Mock()
         steps.StoreStepper(controller, store, 'wait',
                            steps.Names([(uuid, '{instance}')]))('list', None)
-        self.assertEqual(frozenset(['instance:{instance}']),
+        self.assertEqual(frozenset(['instance:{instance}', 'instance:*']),
                          controller.step.call_args[0][1])
+
+
+class RowAppearingTestCase(base.TestCase):
+    """A list and a create of another row are explored in both orders.
+
+    The list reads the rows saved so far; a row created after it is none
+    of them, so only the table resource (``migration:*``) both write and
+    read makes the two dependent. Without it the explorer would never run
+    the list after the create, and would miss what the audit does with a
+    second move's migration.
+    """
+
+    def program(self, controller):
+        store = migration_obj.MigrationStore()
+        migration_obj.Migration.create(store, FIRST, status='finished')
+        store.interceptor = steps.StoreStepper(controller, store, 'wait',
+                                               kind='migration')
+        seen = []
+
+        def create():
+            migration_obj.Migration.create(store, SECOND,
+                                           status='pre-migrating')
+
+        def listing():
+            seen.append(len(migration_obj.MigrationList.get_by_filters(
+                store, {})))
+
+        def check(results):
+            store.interceptor = None
+            return tuple(seen)
+        return explorer.RunSpec([('create', create), ('list', listing)],
+                                check=check)
+
+    def test_both_orders(self):
+        exploration = explorer.explore(self.program)
+        self.assertTrue(exploration.complete)
+        self.assertEqual({(1,): 1, (2,): 1}, exploration.outcome_counts())

@@ -87,6 +87,18 @@ class SchedulerTestCase(base.TestCase):
                            'limits': {}}], self.select())
         self.assertEqual({self.rps['h1']: FLAVOR.resources}, self.held())
 
+    def test_ignored_hosts_are_left_out(self):
+        # h2 has the most free: ignored, the request goes to h1.
+        self.spec.ignore_hosts = ['h2']
+        self.assertEqual([{'host': 'h1', 'nodename': 'h1-node',
+                           'limits': {}}], self.select())
+        self.assertEqual({self.rps['h1']: FLAVOR.resources}, self.held())
+
+    def test_every_host_ignored_is_no_valid_host(self):
+        self.spec.ignore_hosts = ['h1', 'h2']
+        self.assertRaises(exception.NoValidHost, self.select)
+        self.assertEqual({}, self.held())
+
     def test_no_candidates(self):
         spec = request_spec.RequestSpec(
             self.uuid, 'p', 'u', instance_obj.Flavor(vcpus=64))
