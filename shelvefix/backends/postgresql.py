@@ -102,3 +102,27 @@ class PostgreSQLDatabase(fixtures.Fixture):
                         'DROP DATABASE IF EXISTS %s WITH (FORCE)' % self.name)
         self.url = url.set(database=self.name).render_as_string(
             hide_password=False)
+
+
+def counters(url):
+    """``{'deadlocks': n}`` of the database at ``url``.
+
+    From ``pg_stat_database``: the deadlocks PostgreSQL detected in that
+    database since its statistics were reset (at its creation, for a
+    server's own database). Its rollback count is left out: every pooled
+    connection's return is one.
+    """
+    import psycopg2
+    from sqlalchemy.engine import url as sa_url
+
+    url = sa_url.make_url(url)
+    conn = psycopg2.connect(
+        host=url.host, port=url.port, user=url.username,
+        password=url.password, dbname=url.database, connect_timeout=10)
+    try:
+        with conn.cursor() as cur:
+            cur.execute('SELECT deadlocks FROM pg_stat_database WHERE '
+                        'datname = current_database()')
+            return {'deadlocks': cur.fetchone()[0]}
+    finally:
+        conn.close()

@@ -3,7 +3,8 @@
 :class:`PlacementServer` is the deployment-shaped backend for stress and
 fault-injection runs: openstack-placement's own WSGI entry point
 (``placement.wsgi.api:application``) served by gunicorn with several worker
-processes, on a loopback port, backed by PostgreSQL or by a sqlite file.
+processes, on a loopback port, backed by PostgreSQL, MariaDB or a sqlite
+file.
 Unlike :class:`~shelvefix.backends.real.RealPlacementFixture` (one
 in-process application, in-memory sqlite), concurrent requests here really
 run in different processes against a database that arbitrates them, as in
@@ -13,7 +14,10 @@ PostgreSQL comes from :mod:`~shelvefix.backends.postgresql` (a throwaway
 cluster on 127.0.0.1:5433, Debian's package installed if needed); the
 cluster keeps running between fixtures, and every fixture creates an empty
 database of its own in it and drops it at cleanup, so fixtures are
-isolated, even in parallel test workers. The sqlite
+isolated, even in parallel test workers. MariaDB, where most deployments
+run placement, is a private server per fixture
+(:mod:`~shelvefix.backends.mariadb`, Debian's package installed if
+needed), reached through PyMySQL and stopped with the fixture. The sqlite
 fallback is a file in the fixture's temporary directory: sqlite serialises
 writers, so it shows far less of the concurrency a deployment has.
 
@@ -22,9 +26,9 @@ Clients reach the server with
 ``[placement]`` file that the fixture writes (``shelvefix_config``), or
 ``shelvefix race --backend remote --config-file`` that file.
 
-Needs the ``placement`` extra (openstack-placement, gunicorn, and
-psycopg2-binary for PostgreSQL). ``python -m shelvefix.backends.server``
-runs one in the foreground until interrupted.
+Needs the ``placement`` extra (openstack-placement, gunicorn,
+psycopg2-binary for PostgreSQL and PyMySQL for MariaDB). ``python -m
+shelvefix.backends.server`` runs one in the foreground until interrupted.
 """
 
 import argparse
@@ -40,9 +44,13 @@ import fixtures
 
 from shelvefix import backends
 from shelvefix.backends import gunicorn
+from shelvefix.backends import mariadb
 from shelvefix.backends import postgresql
 
-DATABASES = ('postgresql', 'sqlite')
+DATABASES = ('postgresql', 'mariadb', 'sqlite')
+#: The database of each SQLAlchemy dialect a ``db_url`` may name.
+DIALECTS = {'postgresql': 'postgresql', 'mysql': 'mariadb',
+            'mariadb': 'mariadb', 'sqlite': 'sqlite'}
 #: What gunicorn serves: placement's own application, prepared for forked
 #: workers (see that module).
 APPLICATION = 'shelvefix.backends.placement_wsgi:application'
@@ -52,7 +60,8 @@ _MODULES = {
     'gunicorn': 'gunicorn',
     'placement': 'openstack-placement',
 }
-_DB_MODULES = {'postgresql': {'psycopg2': 'psycopg2-binary'}, 'sqlite': {}}
+_DB_MODULES = {'postgresql': {'psycopg2': 'psycopg2-binary'},
+               'mariadb': {'pymysql': 'PyMySQL'}, 'sqlite': {}}
 
 # How long placement-manage (or loading placement) may take.
 PLACEMENT_COMMAND_TIMEOUT = 300
@@ -121,7 +130,9 @@ def _placement_manage():
 class PlacementServer(fixtures.Fixture):
     """openstack-placement under gunicorn on 127.0.0.1.
 
-    :param database: ``'postgresql'`` or ``'sqlite'`` (a file)
+    :param database: ``'postgresql'`` (the project's cluster, shared),
+        ``'mariadb'`` (a private server of this one's, see
+        :mod:`~shelvefix.backends.mariadb`) or ``'sqlite'`` (a file)
     :param workers: gunicorn worker processes
     :param port: the port to listen on; 0 picks a free one
     :param db_url: an existing SQLAlchemy URL to use instead (it is
@@ -141,8 +152,10 @@ class PlacementServer(fixtures.Fixture):
 
     :ivar url: the endpoint, ``http://127.0.0.1:PORT``
     :ivar port: the port
-    :ivar database: ``'postgresql'`` or ``'sqlite'`` (the dialect of
-        ``db_url`` when one was given)
+    :ivar database: ``'postgresql'``, ``'mariadb'`` or ``'sqlite'`` (from
+        the dialect of ``db_url`` when one was given)
+    :ivar mariadb: the :class:`~shelvefix.backends.mariadb.MariaDBServer`
+        started for this server, or None
     :ivar db_url: the SQLAlchemy URL placement uses
     :ivar workers: the number of worker processes
     :ivar pid: the gunicorn master's pid
@@ -181,11 +194,13 @@ class PlacementServer(fixtures.Fixture):
         self._debug = debug
         self._preload = preload
         self.url = self.port = self.db_url = self._gunicorn = None
+        self.mariadb = None
         self.timings = {}
 
     def _setUp(self):
         if self._db_url is not None:
-            self.database = self._db_url.split(':', 1)[0].split('+')[0]
+            dialect = self._db_url.split(':', 1)[0].split('+')[0]
+            self.database = DIALECTS.get(dialect, dialect)
         missing = missing_dependencies(
             self.database if self.database in DATABASES else 'sqlite')
         if missing:
@@ -250,10 +265,54 @@ class PlacementServer(fixtures.Fixture):
             # Four slashes: sqlite:/// and an absolute path.
             return 'sqlite:///%s' % os.path.join(self.config_dir,
                                                  'placement.db')
+        if self.database == 'mariadb':
+            # A server of its own, stopped when this one is.
+            self.mariadb = self.useFixture(mariadb.MariaDBServer())
+            return self.useFixture(mariadb.MariaDBDatabase(
+                self.mariadb.admin_url)).url
         # Unavailable (skip) if the cluster cannot be had at all; once it
         # runs, failing to create a database is a real error.
         admin_url = postgresql.ensure_postgresql()
         return self.useFixture(postgresql.PostgreSQLDatabase(admin_url)).url
+
+    def counters(self):
+        """The database's own conflict counters, as it reports them now.
+
+        ``{'deadlocks': n, 'lock waits': n}`` from MariaDB's global status
+        (``Innodb_deadlocks``, ``Innodb_row_lock_waits``), ``{'deadlocks':
+        n}`` from PostgreSQL's ``pg_stat_database`` for this server's
+        database; ``{}`` for sqlite and for a ``db_url`` given (its
+        counters are not this run's alone). Compare two readings.
+        """
+        if self._db_url is not None:
+            return {}
+        if self.mariadb is not None:
+            status = self.mariadb.status(['Innodb_deadlocks',
+                                          'Innodb_row_lock_waits'])
+            return {'deadlocks': status.get('Innodb_deadlocks', 0),
+                    'lock waits': status.get('Innodb_row_lock_waits', 0)}
+        if self.database == 'postgresql':
+            return postgresql.counters(self.db_url)
+        return {}
+
+    def ghost_consumers(self):
+        """How many consumer records hold no allocation (ghosts), now.
+
+        Read from placement's own tables (``consumers``, ``allocations``):
+        a ``DELETE /allocations`` whose consumer clean-up did not commit
+        leaves one until a later write of that consumer heals it.
+        """
+        import sqlalchemy
+
+        engine = sqlalchemy.create_engine(self.db_url)
+        try:
+            with engine.connect() as conn:
+                return conn.execute(sqlalchemy.text(
+                    'SELECT COUNT(*) FROM consumers c WHERE NOT EXISTS '
+                    '(SELECT 1 FROM allocations a WHERE a.consumer_id = '
+                    'c.uuid)')).scalar()
+        finally:
+            engine.dispose()
 
     def _env(self):
         env = dict(os.environ)

@@ -55,16 +55,20 @@ def add_arguments(parser):
         '--backend', choices=(SERVER,) + backends.NAMES, default=SERVER,
         help='server (default): placement under gunicorn on 127.0.0.1 over '
              'real HTTP; real/double: in-process; remote: --config-file')
-    parser.add_argument('--database', choices=('postgresql', 'sqlite'),
+    parser.add_argument('--database', choices=('postgresql', 'mariadb',
+                                               'sqlite'),
                         help='database of --backend server (default '
                              'postgresql: a throwaway cluster on '
-                             '127.0.0.1:5433, installed if needed; sqlite: '
-                             'a file in a temporary directory)')
+                             '127.0.0.1:5433, installed if needed; mariadb: '
+                             'a private MariaDB server on 127.0.0.1, '
+                             'installed if needed, stopped at the end; '
+                             'sqlite: a file in a temporary directory)')
     parser.add_argument(
         '--db-url', metavar='URL',
         help='use this existing database for --backend server instead, '
              'as a SQLAlchemy URL (postgresql+psycopg2://user:password@host'
-             '/name or sqlite:////path); placement-manage db sync migrates '
+             '/name, mysql+pymysql://user:password@host/name or '
+             'sqlite:////path); placement-manage db sync migrates '
              'it, and it is left in place')
     parser.add_argument('--server-workers', type=int, metavar='N',
                         help='gunicorn worker processes of --backend server '
@@ -166,12 +170,19 @@ def _run_on_server(args, out, err):
                                  [srv.shelvefix_config]) as placement:
             where = ('placement under gunicorn (%d workers) on %s, %s'
                      % (workers, srv.url, srv.database))
-            return _run(args, placement, where, out, err)
+            return _run(args, placement, where, out, err, database=srv)
 
 
-def _run(args, placement, where, out, err):
+def _run(args, placement, where, out, err, database=None):
+    """Each ordering's stress run; then the report and the verdict.
+
+    :param database: the :class:`~shelvefix.backends.server.
+        PlacementServer` whose database placement runs on, or None: its
+        counters, read before and after each run, and the ghost consumers
+        left, go in the report (``figures``)
+    """
     from shelvefix.race import stress
-    results = []
+    results, figures = [], []
     orderings = args.ordering or race.ORDERINGS
     for ordering in [o for o in race.ORDERINGS if o in orderings]:
         for free in args.free or [race.DELETE]:
@@ -182,6 +193,8 @@ def _run(args, placement, where, out, err):
             progress = common.Progress(
                 err, label, total=args.servers * args.cycles,
                 force=args.progress, unit='cycles')
+            before = database.counters() if database else {}
+            requests = len(placement.calls)
             try:
                 results.append(stress.run(
                     placement, ordering, free, args.servers, args.cycles,
@@ -195,6 +208,8 @@ def _run(args, placement, where, out, err):
                 raise
             setting_up.finish()
             progress.finish()
+            figures.append(_figures(results[-1], placement, requests,
+                                    database, before))
     corrected_bad = any(stress.bad(r) for r in results
                         if r.ordering == race.CORRECTED)
     if args.json:
@@ -202,13 +217,46 @@ def _run(args, placement, where, out, err):
                    'cycles_per_server': args.cycles,
                    'poll_interval': args.poll_interval,
                    'compute_latency_ms': args.compute_latency,
-                   'results': [_json(r) for r in results],
+                   'results': [dict(_json(r), **f)
+                               for r, f in zip(results, figures)],
                    'corrected_is_clean': not corrected_bad},
                   out, indent=2, sort_keys=True)
         out.write('\n')
     else:
-        _print(args, where, results, out)
+        _print(args, where, results, out, figures)
     return 1 if corrected_bad else 0
+
+
+def _figures(result, placement, requests, database, before):
+    """Requests per second and, on a server, the database's conflicts.
+
+    ``requests`` and ``before`` are the call count and the counters read
+    before the run; every request of the run (set-up and clean-up too) is
+    counted.
+    """
+    figures = {'requests': len(placement.calls) - requests}
+    figures['requests_per_second'] = round(
+        figures['requests'] / result.elapsed, 1)
+    if database is not None:
+        after = database.counters()
+        figures['database'] = database.database
+        figures['database_counters'] = {
+            name: after[name] - before.get(name, 0) for name in after}
+        figures['ghost_consumers_left'] = database.ghost_consumers()
+    return figures
+
+
+def _print_figures(results, figures, out):
+    for r, f in zip(results, figures):
+        line = '%s/%s: %d requests, %.1f requests/s' % (
+            r.ordering, r.free, f['requests'], f['requests_per_second'])
+        if 'database' in f:
+            line += '; %s: %s; ghost consumers left: %d' % (
+                f['database'], ', '.join(
+                    '%s %d' % item for item in sorted(
+                        f['database_counters'].items())) or 'no counters',
+                f['ghost_consumers_left'])
+        out.write(line + '\n')
 
 
 def _report_left(interrupt, err):
@@ -242,7 +290,7 @@ def _json(r):
             'bad': sorted(stress.bad(r))}
 
 
-def _print(args, where, results, out):
+def _print(args, where, results, out, figures=()):
     from shelvefix.race import outcomes
     from shelvefix.race import stress
     out.write('shelvefix stress: %d servers x %d cycles, real threads, the '
@@ -275,6 +323,9 @@ def _print(args, where, results, out):
                       '%s' % (r.ordering, r.free, r.usage_expected,
                               r.usage_actual))
     out.write('\n')
+    if figures:
+        _print_figures(results, figures, out)
+        out.write('\n')
     corrected = [r for r in results if r.ordering == race.CORRECTED]
     if corrected:
         out.write('Corrected order: %s\n' % (

@@ -27,6 +27,7 @@ from testtools import content
 
 from shelvefix import backends
 from shelvefix.backends import gunicorn
+from shelvefix.backends import mariadb
 from shelvefix.backends import postgresql
 from shelvefix.backends import remote
 from shelvefix.backends import server
@@ -58,6 +59,11 @@ def _require(test, database):
             return postgresql.ensure_postgresql()
         except backends.BackendUnavailable as e:
             _unavailable(test, 'no PostgreSQL: %s' % e)
+    if database == 'mariadb':
+        try:
+            mariadb.ensure_installed()
+        except backends.BackendUnavailable as e:
+            _unavailable(test, 'no MariaDB: %s' % e)
 
 
 def _first_error(multiple):
@@ -172,6 +178,41 @@ class PlacementServerTestCase(base.TestCase):
         self._allocate(placement)
         self._assert_both_workers_serve(placement_server, placement)
         self._assert_stopped(placement_server)
+
+    def test_mariadb(self):
+        # A MariaDB server of its own, stopped with it.
+        placement_server = self._serve('mariadb')
+        self.assertEqual('mariadb', placement_server.database)
+        self.assertRegex(
+            placement_server.db_url,
+            r'^mysql\+pymysql://placement:placement@127\.0\.0\.1:'
+            r'\d+/placement_[0-9a-f]{16}\?charset=utf8mb4$')
+        before = placement_server.counters()
+        self.assertEqual({'deadlocks', 'lock waits'}, set(before))
+        placement = self._client(placement_server)
+        self._allocate(placement)
+        self._assert_both_workers_serve(placement_server, placement)
+        self.assertEqual(0, placement_server.ghost_consumers())
+        database = placement_server.mariadb
+        pid, directory = database.pid, database.directory
+        self._assert_stopped(placement_server)
+        self.assertRaises(ProcessLookupError, os.kill, pid, 0)
+        self.assertFalse(os.path.exists(directory))
+
+    def test_ghost_consumers_are_counted(self):
+        placement_server = self._serve('sqlite')
+        import sqlalchemy
+        engine = sqlalchemy.create_engine(placement_server.db_url)
+        self.addCleanup(engine.dispose)
+        placement = self._client(placement_server)
+        self._allocate(placement)
+        self.assertEqual(0, placement_server.ghost_consumers())
+        # A consumer record whose allocations went (a DELETE that did not
+        # get to its consumer clean-up).
+        with engine.begin() as conn:
+            conn.execute(sqlalchemy.text('DELETE FROM allocations'))
+        self.assertEqual(1, placement_server.ghost_consumers())
+        self.assertEqual({}, placement_server.counters())
 
 
 class PostgreSQLDatabaseTestCase(base.TestCase):

@@ -150,3 +150,41 @@ class StressCommandTestCase(base.TestCase):
         self.assertIn(', sqlite\n', out)
         # Migrated and left in place.
         self.assertTrue(os.path.exists(path))
+
+    def test_mariadb(self):
+        # A short run on a private MariaDB server: the corrected order
+        # clean, the database's figures reported, and the server gone when
+        # the command returns.
+        from shelvefix.tests.functional.backends import test_server
+        test_server._require(self, 'mariadb')
+        rc, out, err = self.run_main(
+            'stress', '--database', 'mariadb', '--servers', '2', '--cycles',
+            '3', '--json')
+        self.assertEqual(0, rc, err)
+        data = json.loads(out)
+        self.assertTrue(data['corrected_is_clean'])
+        self.assertIn(', mariadb', data['placement'])
+        for r in data['results']:
+            self.assertEqual('mariadb', r['database'])
+            self.assertEqual({'deadlocks', 'lock waits'},
+                             set(r['database_counters']))
+            self.assertEqual(0, r['ghost_consumers_left'])
+            self.assertGreater(r['requests'], 6 * 4)
+            self.assertGreater(r['requests_per_second'], 0)
+        self.assertEqual([], mariadb_servers())
+
+
+def mariadb_servers():
+    """The pids of the mariadbd processes shelvefix started, still alive."""
+    pids = []
+    for entry in os.listdir('/proc'):
+        if not entry.isdigit():
+            continue
+        try:
+            with open('/proc/%s/cmdline' % entry, 'rb') as f:
+                cmdline = f.read()
+        except OSError:
+            continue
+        if b'mariadbd' in cmdline and b'shelvefix-mariadb-' in cmdline:
+            pids.append(int(entry))
+    return pids

@@ -1,0 +1,287 @@
+"""A private MariaDB server on loopback for the placement server.
+
+:class:`MariaDBServer` is one ``mariadbd`` of its own: Debian's
+``mariadb-server`` installed first if it is missing (as root, with
+apt-get), a data directory under a new temporary directory, listening on
+127.0.0.1 only on a free port (and a socket in that directory), the role
+``placement`` allowed to create databases. At cleanup the server is
+stopped (SIGTERM; SIGKILL if it has not gone within
+:data:`STOP_TIMEOUT`) and its directory removed, so nothing it started
+outlives it. :class:`MariaDBDatabase` gives one placement server an empty
+database of its own and drops it at cleanup.
+
+Every tool gets ``--defaults-file`` first, so nothing reads ``/etc/mysql``
+or ``~/.my.cnf``. Durability is relaxed as for the PostgreSQL cluster
+(``innodb_flush_log_at_trx_commit = 2``): the data is disposable.
+Placement connects through PyMySQL (``mysql+pymysql://``), as OpenStack's
+services do.
+"""
+
+import os
+import pwd
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+import uuid
+
+import fixtures
+
+from shelvefix import backends
+
+#: How long apt-get may take on a cold machine.
+INSTALL_TIMEOUT = 900
+#: How long the server may take to answer after it was started.
+START_TIMEOUT = 60.0
+#: How long a SIGTERM may take before the server is killed.
+STOP_TIMEOUT = 30.0
+ROLE = 'placement'
+PASSWORD = 'placement'
+PACKAGE = 'mariadb-server'
+
+_CONFIG = '''\
+# Written by shelvefix.backends.mariadb for one private server.
+[mariadbd]
+{user}datadir = {datadir}
+socket = {socket}
+pid-file = {pid_file}
+log-error = {log_error}
+port = {port}
+bind-address = 127.0.0.1
+skip-name-resolve
+innodb_buffer_pool_size = 32M
+innodb_flush_log_at_trx_commit = 2
+performance_schema = OFF
+character-set-server = utf8mb4
+collation-server = utf8mb4_general_ci
+max_connections = 500
+
+[client]
+socket = {socket}
+port = {port}
+'''
+
+
+def _tool(name):
+    """The path of a MariaDB program, or None (sbin may be off PATH)."""
+    path = shutil.which(name)
+    if path:
+        return path
+    for directory in ('/usr/sbin', '/usr/bin'):
+        candidate = os.path.join(directory, name)
+        if os.access(candidate, os.X_OK):
+            return candidate
+    return None
+
+
+def ensure_installed(timeout=INSTALL_TIMEOUT):
+    """Install Debian's ``mariadb-server`` unless ``mariadbd`` is there.
+
+    :raises BackendUnavailable: not installed and it cannot be (not root,
+        no apt-get, apt-get failed)
+    """
+    if _tool('mariadbd') and _tool('mariadb-install-db'):
+        return
+    if os.geteuid() != 0 or not shutil.which('apt-get'):
+        raise backends.BackendUnavailable(
+            'MariaDB is not installed: apt-get install %s (shelvefix '
+            'installs it itself when run as root)' % PACKAGE)
+    env = dict(os.environ, DEBIAN_FRONTEND='noninteractive')
+    for cmd in (['apt-get', 'update'],
+                ['apt-get', 'install', '-y', '--no-install-recommends',
+                 PACKAGE]):
+        try:
+            proc = subprocess.run(cmd, stdin=subprocess.DEVNULL, env=env,
+                                  capture_output=True, text=True,
+                                  timeout=timeout)
+        except subprocess.TimeoutExpired:
+            raise backends.BackendUnavailable(
+                '%s took more than %d s' % (' '.join(cmd), timeout))
+        if proc.returncode != 0:
+            raise backends.BackendUnavailable('%s failed (exit %d): %s' % (
+                ' '.join(cmd), proc.returncode, proc.stderr.strip()[-2000:]))
+    if not _tool('mariadbd'):
+        raise backends.BackendUnavailable(
+            'apt-get installed %s but there is no mariadbd' % PACKAGE)
+
+
+def free_port():
+    """A TCP port on 127.0.0.1 nobody listens on (at the time of asking)."""
+    with socket.socket() as sock:
+        sock.bind(('127.0.0.1', 0))
+        return sock.getsockname()[1]
+
+
+def _connect(**kwargs):
+    import pymysql
+    return pymysql.connect(connect_timeout=10, autocommit=True, **kwargs)
+
+
+class MariaDBServer(fixtures.Fixture):
+    """One private ``mariadbd`` on 127.0.0.1, stopped and removed at cleanup.
+
+    :param port: the TCP port (default: a free one)
+
+    After setUp: ``port``, ``pid``, ``directory`` (the server's own
+    temporary directory), ``defaults_file``, ``log_path`` (its error log)
+    and ``admin_url``, the SQLAlchemy URL of the ``placement`` role, which
+    may create databases.
+    """
+
+    def __init__(self, port=None, start_timeout=START_TIMEOUT):
+        super().__init__()
+        self._port = port
+        self._start_timeout = start_timeout
+        self.process = None
+
+    @property
+    def pid(self):
+        return self.process.pid if self.process is not None else None
+
+    def _setUp(self):
+        ensure_installed()
+        try:
+            import pymysql  # noqa: F401
+        except ImportError:
+            raise backends.BackendUnavailable(
+                'placement on MariaDB needs PyMySQL: pip install '
+                '"shelvefix[placement]"')
+        self.directory = tempfile.mkdtemp(prefix='shelvefix-mariadb-')
+        self.addCleanup(shutil.rmtree, self.directory, True)
+        self.port = self._port or free_port()
+        self.socket = os.path.join(self.directory, 'mariadb.sock')
+        self.log_path = os.path.join(self.directory, 'error.log')
+        datadir = os.path.join(self.directory, 'data')
+        os.mkdir(datadir)
+        user = ''
+        if os.geteuid() == 0:
+            # mariadbd will not run as root; the package's user owns the
+            # tree (and can reach it: mkdtemp makes it 0700).
+            user = 'user = mysql\n'
+            os.chmod(self.directory, 0o755)
+            account = pwd.getpwnam('mysql')
+            for path in (self.directory, datadir):
+                os.chown(path, account.pw_uid, account.pw_gid)
+        self.defaults_file = os.path.join(self.directory, 'my.cnf')
+        with open(self.defaults_file, 'w') as f:
+            f.write(_CONFIG.format(
+                user=user, datadir=datadir, socket=self.socket,
+                pid_file=os.path.join(self.directory, 'mariadb.pid'),
+                log_error=self.log_path, port=self.port))
+        self._run([_tool('mariadb-install-db'),
+                   '--defaults-file=%s' % self.defaults_file,
+                   '--auth-root-authentication-method=normal',
+                   '--skip-test-db'], 'mariadb-install-db')
+        self.process = subprocess.Popen(
+            [_tool('mariadbd'), '--defaults-file=%s' % self.defaults_file],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL, start_new_session=True)
+        self.addCleanup(self.stop)
+        self._wait_ready()
+        self._execute(
+            "CREATE USER '{role}'@'127.0.0.1' IDENTIFIED BY '{pw}'".format(
+                role=ROLE, pw=PASSWORD),
+            "GRANT ALL PRIVILEGES ON *.* TO '{role}'@'127.0.0.1' WITH GRANT "
+            "OPTION".format(role=ROLE))
+        self.admin_url = ('mysql+pymysql://%s:%s@127.0.0.1:%d/mysql'
+                          % (ROLE, PASSWORD, self.port))
+
+    def _run(self, cmd, what):
+        try:
+            proc = subprocess.run(cmd, stdin=subprocess.DEVNULL,
+                                  capture_output=True, text=True,
+                                  timeout=120)
+        except subprocess.TimeoutExpired:
+            raise backends.ServerStartError('%s took more than 120 s' % what)
+        if proc.returncode != 0:
+            raise backends.ServerStartError('%s failed (exit %d): %s' % (
+                what, proc.returncode, (proc.stdout + proc.stderr)[-2000:]))
+
+    def _error_log(self):
+        try:
+            with open(self.log_path) as f:
+                return f.read()[-2000:]
+        except OSError:
+            return ''
+
+    def _wait_ready(self, poll_interval=0.1):
+        deadline = time.monotonic() + self._start_timeout
+        while True:
+            if self.process.poll() is not None:
+                raise backends.ServerStartError(
+                    'mariadbd exited with status %d at start:\n%s'
+                    % (self.process.returncode, self._error_log()))
+            try:
+                _connect(unix_socket=self.socket, user='root').close()
+                return
+            except Exception:
+                if time.monotonic() >= deadline:
+                    raise backends.ServerStartError(
+                        'mariadbd did not answer within %.0f s:\n%s'
+                        % (self._start_timeout, self._error_log()))
+                time.sleep(poll_interval)
+
+    def _execute(self, *statements):
+        conn = _connect(unix_socket=self.socket, user='root')
+        try:
+            with conn.cursor() as cur:
+                for statement in statements:
+                    cur.execute(statement)
+                return cur.fetchall()
+        finally:
+            conn.close()
+
+    def status(self, names):
+        """Global status counters: ``{name: int}`` of those asked for."""
+        rows = self._execute('SHOW GLOBAL STATUS')
+        wanted = set(names)
+        return {name: int(value) for name, value in rows if name in wanted}
+
+    def stop(self, timeout=STOP_TIMEOUT):
+        """Stop the server: SIGTERM, then SIGKILL after ``timeout`` s."""
+        process, self.process = self.process, None
+        if process is None or process.poll() is not None:
+            return
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=timeout)
+
+
+class MariaDBDatabase(fixtures.Fixture):
+    """An empty database of its own on the server at ``admin_url``.
+
+    After setUp, ``name`` is the new database's name and ``url`` its
+    URL (PyMySQL, ``utf8mb4``).
+    """
+
+    def __init__(self, admin_url):
+        super().__init__()
+        self.admin_url = admin_url
+
+    def _execute(self, sql):
+        from sqlalchemy.engine import url as sa_url
+
+        url = sa_url.make_url(self.admin_url)
+        conn = _connect(host=url.host, port=url.port, user=url.username,
+                        password=url.password)
+        try:
+            with conn.cursor() as cur:
+                cur.execute(sql)
+        finally:
+            conn.close()
+        return url
+
+    def _setUp(self):
+        # Random, so never quoted wrongly nor shared.
+        self.name = 'placement_%s' % uuid.uuid4().hex[:16]
+        url = self._execute('CREATE DATABASE %s CHARACTER SET utf8mb4'
+                            % self.name)
+        self.addCleanup(self._execute,
+                        'DROP DATABASE IF EXISTS %s' % self.name)
+        self.url = url.set(database=self.name, query={
+            'charset': 'utf8mb4'}).render_as_string(hide_password=False)

@@ -1,0 +1,75 @@
+"""Tests for shelvefix.backends.mariadb that start no server."""
+
+import subprocess
+from unittest import mock
+
+import testtools
+
+from shelvefix import backends
+from shelvefix.backends import mariadb
+
+
+class EnsureInstalledTestCase(testtools.TestCase):
+
+    def test_installed_does_nothing(self):
+        with mock.patch.object(mariadb, '_tool', return_value='/x'), \
+                mock.patch.object(subprocess, 'run') as run:
+            mariadb.ensure_installed()
+        run.assert_not_called()
+
+    def test_not_root_says_how_to_install(self):
+        with mock.patch.object(mariadb, '_tool', return_value=None), \
+                mock.patch('os.geteuid', return_value=1000):
+            e = self.assertRaises(backends.BackendUnavailable,
+                                  mariadb.ensure_installed)
+        self.assertIn('apt-get install mariadb-server', str(e))
+
+    def test_root_installs_with_apt_get(self):
+        tools = iter([None, '/usr/sbin/mariadbd'])
+        done = mock.Mock(returncode=0, stderr='')
+        with mock.patch.object(mariadb, '_tool',
+                               side_effect=lambda name: next(tools)), \
+                mock.patch('os.geteuid', return_value=0), \
+                mock.patch('shutil.which', return_value='/usr/bin/apt-get'), \
+                mock.patch.object(subprocess, 'run',
+                                  return_value=done) as run:
+            mariadb.ensure_installed()
+        self.assertEqual(
+            [['apt-get', 'update'],
+             ['apt-get', 'install', '-y', '--no-install-recommends',
+              'mariadb-server']],
+            [call.args[0] for call in run.call_args_list])
+
+    def test_apt_get_failing_is_one_reason(self):
+        failed = mock.Mock(returncode=100, stderr='E: no space left')
+        with mock.patch.object(mariadb, '_tool', return_value=None), \
+                mock.patch('os.geteuid', return_value=0), \
+                mock.patch('shutil.which', return_value='/usr/bin/apt-get'), \
+                mock.patch.object(subprocess, 'run', return_value=failed):
+            e = self.assertRaises(backends.BackendUnavailable,
+                                  mariadb.ensure_installed)
+        self.assertEqual('apt-get update failed (exit 100): E: no space '
+                         'left', str(e))
+
+
+class StopTestCase(testtools.TestCase):
+
+    def test_sigterm_then_sigkill(self):
+        server = mariadb.MariaDBServer()
+        process = server.process = mock.Mock()
+        process.poll.return_value = None
+        process.wait.side_effect = [subprocess.TimeoutExpired('x', 1), 0]
+        server.stop(timeout=1)
+        process.send_signal.assert_called_once_with(mariadb.signal.SIGTERM)
+        process.kill.assert_called_once_with()
+        self.assertIsNone(server.process)
+        # Stopped once: a second stop does nothing.
+        server.stop()
+        self.assertEqual(1, process.send_signal.call_count)
+
+    def test_a_server_that_exited_is_not_signalled(self):
+        server = mariadb.MariaDBServer()
+        process = server.process = mock.Mock()
+        process.poll.return_value = 1
+        server.stop()
+        process.send_signal.assert_not_called()
