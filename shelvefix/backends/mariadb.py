@@ -40,6 +40,8 @@ STOP_TIMEOUT = 30.0
 ROLE = 'placement'
 PASSWORD = 'placement'
 PACKAGE = 'mariadb-server'
+GALERA_PACKAGE = 'galera-4'
+GALERA_PROVIDER = '/usr/lib/galera/libgalera_smm.so'
 
 _CONFIG = '''\
 # Written by shelvefix.backends.mariadb for one private server.
@@ -58,6 +60,7 @@ character-set-server = utf8mb4
 collation-server = utf8mb4_general_ci
 max_connections = 500
 
+{extra}
 [client]
 socket = {socket}
 port = {port}
@@ -76,22 +79,36 @@ def _tool(name):
     return None
 
 
-def ensure_installed(timeout=INSTALL_TIMEOUT):
+def _installed(packages):
+    if not (_tool('mariadbd') and _tool('mariadb-install-db')):
+        return False
+    if GALERA_PACKAGE in packages:
+        return os.path.exists(GALERA_PROVIDER) and bool(_tool('rsync'))
+    return True
+
+
+def ensure_installed(timeout=INSTALL_TIMEOUT, packages=(PACKAGE,)):
     """Install Debian's ``mariadb-server`` unless ``mariadbd`` is there.
 
+    :param packages: what to install; with :data:`GALERA_PACKAGE` also
+        ``rsync`` (the state transfers), unless Galera's provider library
+        and rsync are there already
     :raises BackendUnavailable: not installed and it cannot be (not root,
         no apt-get, apt-get failed)
     """
-    if _tool('mariadbd') and _tool('mariadb-install-db'):
+    if _installed(packages):
         return
+    packages = list(packages)
+    if GALERA_PACKAGE in packages:
+        packages.append('rsync')
     if os.geteuid() != 0 or not shutil.which('apt-get'):
         raise backends.BackendUnavailable(
             'MariaDB is not installed: apt-get install %s (shelvefix '
-            'installs it itself when run as root)' % PACKAGE)
+            'installs it itself when run as root)' % ' '.join(packages))
     env = dict(os.environ, DEBIAN_FRONTEND='noninteractive')
     for cmd in (['apt-get', 'update'],
-                ['apt-get', 'install', '-y', '--no-install-recommends',
-                 PACKAGE]):
+                ['apt-get', 'install', '-y', '--no-install-recommends'] +
+                packages):
         try:
             proc = subprocess.run(cmd, stdin=subprocess.DEVNULL, env=env,
                                   capture_output=True, text=True,
@@ -102,9 +119,10 @@ def ensure_installed(timeout=INSTALL_TIMEOUT):
         if proc.returncode != 0:
             raise backends.BackendUnavailable('%s failed (exit %d): %s' % (
                 ' '.join(cmd), proc.returncode, proc.stderr.strip()[-2000:]))
-    if not _tool('mariadbd'):
+    if not _installed(packages):
         raise backends.BackendUnavailable(
-            'apt-get installed %s but there is no mariadbd' % PACKAGE)
+            'apt-get installed %s but MariaDB is still missing'
+            % ' '.join(packages))
 
 
 def free_port():
@@ -123,6 +141,14 @@ class MariaDBServer(fixtures.Fixture):
     """One private ``mariadbd`` on 127.0.0.1, stopped and removed at cleanup.
 
     :param port: the TCP port (default: a free one)
+    :param extra_config: more ``[mariadbd]`` lines (a Galera node's)
+    :param install_db: create the system tables (False for a Galera node
+        that joins: its state transfer brings them)
+    :param start_args: more ``mariadbd`` arguments (``--wsrep-new-cluster``)
+    :param ready: None, or a callable the server must satisfy before setUp
+        returns, given the server (polled until :data:`START_TIMEOUT`)
+    :param create_role: create the ``placement`` role (False where another
+        node of a cluster replicates it)
 
     After setUp: ``port``, ``pid``, ``directory`` (the server's own
     temporary directory), ``defaults_file``, ``log_path`` (its error log)
@@ -130,10 +156,18 @@ class MariaDBServer(fixtures.Fixture):
     may create databases.
     """
 
-    def __init__(self, port=None, start_timeout=START_TIMEOUT):
+    def __init__(self, port=None, start_timeout=START_TIMEOUT,
+                 extra_config='', install_db=True, start_args=(), ready=None,
+                 create_role=True, packages=(PACKAGE,)):
         super().__init__()
         self._port = port
         self._start_timeout = start_timeout
+        self._extra_config = extra_config
+        self._install_db = install_db
+        self._start_args = tuple(start_args)
+        self._ready = ready
+        self._create_role = create_role
+        self._packages = packages
         self.process = None
 
     @property
@@ -141,7 +175,7 @@ class MariaDBServer(fixtures.Fixture):
         return self.process.pid if self.process is not None else None
 
     def _setUp(self):
-        ensure_installed()
+        ensure_installed(packages=self._packages)
         try:
             import pymysql  # noqa: F401
         except ImportError:
@@ -169,24 +203,36 @@ class MariaDBServer(fixtures.Fixture):
             f.write(_CONFIG.format(
                 user=user, datadir=datadir, socket=self.socket,
                 pid_file=os.path.join(self.directory, 'mariadb.pid'),
-                log_error=self.log_path, port=self.port))
-        self._run([_tool('mariadb-install-db'),
-                   '--defaults-file=%s' % self.defaults_file,
-                   '--auth-root-authentication-method=normal',
-                   '--skip-test-db'], 'mariadb-install-db')
-        self.process = subprocess.Popen(
-            [_tool('mariadbd'), '--defaults-file=%s' % self.defaults_file],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL, start_new_session=True)
+                log_error=self.log_path, port=self.port,
+                extra=self._extra_config))
+        if self._install_db:
+            self._run([_tool('mariadb-install-db'),
+                       '--defaults-file=%s' % self.defaults_file,
+                       '--auth-root-authentication-method=normal',
+                       '--skip-test-db'], 'mariadb-install-db')
+        self.start()
         self.addCleanup(self.stop)
-        self._wait_ready()
-        self._execute(
-            "CREATE USER '{role}'@'127.0.0.1' IDENTIFIED BY '{pw}'".format(
-                role=ROLE, pw=PASSWORD),
-            "GRANT ALL PRIVILEGES ON *.* TO '{role}'@'127.0.0.1' WITH GRANT "
-            "OPTION".format(role=ROLE))
+        if self._create_role:
+            self._execute(
+                "CREATE USER '{role}'@'127.0.0.1' IDENTIFIED BY '{pw}'"
+                .format(role=ROLE, pw=PASSWORD),
+                "GRANT ALL PRIVILEGES ON *.* TO '{role}'@'127.0.0.1' WITH "
+                "GRANT OPTION".format(role=ROLE))
         self.admin_url = ('mysql+pymysql://%s:%s@127.0.0.1:%d/mysql'
                           % (ROLE, PASSWORD, self.port))
+
+    def start(self, args=None):
+        """Start ``mariadbd`` and wait until it is ready.
+
+        :param args: its extra arguments this time (default: the
+            ``start_args`` given)
+        """
+        self.process = subprocess.Popen(
+            [_tool('mariadbd'), '--defaults-file=%s' % self.defaults_file] +
+            list(self._start_args if args is None else args),
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL, start_new_session=True)
+        self._wait_ready()
 
     def _run(self, cmd, what):
         try:
@@ -215,7 +261,9 @@ class MariaDBServer(fixtures.Fixture):
                     % (self.process.returncode, self._error_log()))
             try:
                 _connect(unix_socket=self.socket, user='root').close()
-                return
+                if self._ready is None or self._ready(self):
+                    return
+                raise backends.ServerStartError('not ready yet')
             except Exception:
                 if time.monotonic() >= deadline:
                     raise backends.ServerStartError(
@@ -238,6 +286,13 @@ class MariaDBServer(fixtures.Fixture):
         rows = self._execute('SHOW GLOBAL STATUS')
         wanted = set(names)
         return {name: int(value) for name, value in rows if name in wanted}
+
+    def kill(self, timeout=STOP_TIMEOUT):
+        """SIGKILL the server, as a crash would; its data stays."""
+        process, self.process = self.process, None
+        if process is not None and process.poll() is None:
+            process.kill()
+            process.wait(timeout=timeout)
 
     def stop(self, timeout=STOP_TIMEOUT):
         """Stop the server: SIGTERM, then SIGKILL after ``timeout`` s."""

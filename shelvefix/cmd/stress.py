@@ -56,12 +56,14 @@ def add_arguments(parser):
         help='server (default): placement under gunicorn on 127.0.0.1 over '
              'real HTTP; real/double: in-process; remote: --config-file')
     parser.add_argument('--database', choices=('postgresql', 'mariadb',
-                                               'sqlite'),
+                                               'galera', 'sqlite'),
                         help='database of --backend server (default '
                              'postgresql: a throwaway cluster on '
                              '127.0.0.1:5433, installed if needed; mariadb: '
                              'a private MariaDB server on 127.0.0.1, '
                              'installed if needed, stopped at the end; '
+                             'galera: three MariaDB Galera nodes, a '
+                             'placement server on each; '
                              'sqlite: a file in a temporary directory)')
     parser.add_argument(
         '--db-url', metavar='URL',
@@ -70,6 +72,15 @@ def add_arguments(parser):
              '/name, mysql+pymysql://user:password@host/name or '
              'sqlite:////path); placement-manage db sync migrates '
              'it, and it is left in place')
+    parser.add_argument(
+        '--galera-writer', choices=('multi', 'single'),
+        help='with --database galera: multi (default) sends each request '
+             'to the next node\'s placement server, so that every node is '
+             'written through; single sends them all to the first')
+    parser.add_argument(
+        '--galera-fault', choices=('kill',),
+        help='with --database galera: kill (SIGKILL) the last node 2 s '
+             'into each ordering\'s run and start it again 5 s later')
     parser.add_argument('--server-workers', type=int, metavar='N',
                         help='gunicorn worker processes of --backend server '
                              '(default %d)' % DEFAULT_SERVER_WORKERS)
@@ -97,6 +108,10 @@ def add_arguments(parser):
 
 
 def _validate(args):
+    for option, given in (('--galera-writer', args.galera_writer),
+                          ('--galera-fault', args.galera_fault)):
+        if given and args.database != 'galera':
+            return '%s applies to --database galera only' % option
     server_options = (('--database', args.database),
                       ('--db-url', args.db_url),
                       ('--server-workers', args.server_workers))
@@ -162,6 +177,8 @@ def _run_on_server(args, out, err):
     # A server that does not start fails here, with its reason (see
     # common.problem).
     workers = args.server_workers or DEFAULT_SERVER_WORKERS
+    if args.database == 'galera':
+        return _run_on_galera(args, workers, out, err)
     with server.PlacementServer(database=args.database or 'postgresql',
                                 workers=workers, db_url=args.db_url) as srv:
         # The server writes the [placement] file a --config-file user would
@@ -171,6 +188,21 @@ def _run_on_server(args, out, err):
             where = ('placement under gunicorn (%d workers) on %s, %s'
                      % (workers, srv.url, srv.database))
             return _run(args, placement, where, out, err, database=srv)
+
+
+def _run_on_galera(args, workers, out, err):
+    from shelvefix.backends import galera
+    writers = args.galera_writer or galera.MULTI
+    with galera.GaleraPlacement(workers=workers) as cluster:
+        with common.make_backend(backends.REMOTE,
+                                 [cluster.shelvefix_config]) as placement:
+            cluster.spread(placement, writers)
+            where = ('placement under gunicorn (%d workers) on each of %d '
+                     'Galera nodes (%s writer%s: %s), galera' % (
+                         workers, len(cluster.urls), writers,
+                         's' if writers == galera.MULTI else '',
+                         ', '.join(cluster.urls)))
+            return _run(args, placement, where, out, err, database=cluster)
 
 
 def _run(args, placement, where, out, err, database=None):
@@ -195,6 +227,7 @@ def _run(args, placement, where, out, err, database=None):
                 force=args.progress, unit='cycles')
             before = database.counters() if database else {}
             requests = len(placement.calls)
+            fault = _start_fault(args, database)
             try:
                 results.append(stress.run(
                     placement, ordering, free, args.servers, args.cycles,
@@ -209,7 +242,7 @@ def _run(args, placement, where, out, err, database=None):
             setting_up.finish()
             progress.finish()
             figures.append(_figures(results[-1], placement, requests,
-                                    database, before))
+                                    database, before, fault))
     corrected_bad = any(stress.bad(r) for r in results
                         if r.ordering == race.CORRECTED)
     if args.json:
@@ -227,7 +260,17 @@ def _run(args, placement, where, out, err, database=None):
     return 1 if corrected_bad else 0
 
 
-def _figures(result, placement, requests, database, before):
+def _start_fault(args, database):
+    """The fault of the run (``--galera-fault``), started; or None."""
+    if getattr(args, 'galera_fault', None) != 'kill':
+        return None
+    from shelvefix.backends import galera
+    crash = galera.NodeCrash(database.cluster, len(database.urls) - 1)
+    crash.start()
+    return crash
+
+
+def _figures(result, placement, requests, database, before, fault=None):
     """Requests per second and, on a server, the database's conflicts.
 
     ``requests`` and ``before`` are the call count and the counters read
@@ -237,6 +280,12 @@ def _figures(result, placement, requests, database, before):
     figures = {'requests': len(placement.calls) - requests}
     figures['requests_per_second'] = round(
         figures['requests'] / result.elapsed, 1)
+    if fault is not None:
+        fault.cancel.set()
+        fault.join(fault.timeout)
+        figures['fault'] = fault.describe()
+        figures['failed_over'] = dict(getattr(placement.transport,
+                                              'failures', {}))
     if database is not None:
         after = database.counters()
         figures['database'] = database.database
@@ -257,6 +306,10 @@ def _print_figures(results, figures, out):
                         f['database_counters'].items())) or 'no counters',
                 f['ghost_consumers_left'])
         out.write(line + '\n')
+        if 'fault' in f:
+            out.write('  fault: %s; requests failed per server: %s\n' % (
+                f['fault'], ', '.join('%s %d' % item for item in sorted(
+                    f['failed_over'].items())) or 'none'))
 
 
 def _report_left(interrupt, err):
@@ -287,6 +340,7 @@ def _json(r):
             'usage_expected': r.usage_expected,
             'usage_actual': r.usage_actual,
             'usage_ok': r.usage_expected == r.usage_actual,
+            'cycles_lost': r.lost,
             'bad': sorted(stress.bad(r))}
 
 
@@ -317,6 +371,13 @@ def _print(args, where, results, out, figures=()):
             'as expected' if r.usage_expected == r.usage_actual else
             'MISMATCH', (' (also: %s)' % ', '.join(
                 '%s %d' % (k, c[k]) for k in others)) if others else ''))
+    for r in results:
+        if r.lost:
+            out.write('\n%s/%s: %d cycles lost (%s): a cycle raised and its '
+                      "server's run ended" % (
+                          r.ordering, r.free, sum(r.lost.values()),
+                          ', '.join('%s %d' % item
+                                    for item in sorted(r.lost.items()))))
     for r in results:
         if r.usage_expected != r.usage_actual:
             out.write('\n%s/%s provider usages: expected %s, placement has '

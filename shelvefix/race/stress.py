@@ -29,9 +29,13 @@ import random
 import threading
 import time
 
+from oslo_log import log as logging
+
 from shelvefix import exception
 from shelvefix.race import outcomes
 from shelvefix.race import stress_harness
+
+LOG = logging.getLogger(__name__)
 
 #: Seconds an interrupted run waits for the cycles under way to end. Each
 #: of a cycle's waits gives up once the run is stopped, so only a request
@@ -44,7 +48,16 @@ MAIN_WAIT_SLICE = 0.1
 
 StressResult = collections.namedtuple(
     'StressResult', ['ordering', 'free', 'servers', 'cycles', 'elapsed',
-                     'counts', 'usage_expected', 'usage_actual'])
+                     'counts', 'usage_expected', 'usage_actual', 'lost'],
+    defaults=({},))
+StressResult.__doc__ = """One ordering's run.
+
+``cycles`` is what was asked (servers x cycles); ``counts`` the outcome
+labels of the cycles that ran to their end; ``lost`` ``{cause: cycles}``
+the cycles that did not: a cycle that raised (a placement failure the
+code under test did not handle, a harness error) ends its server's run,
+and its remaining cycles are lost to that exception's class.
+"""
 
 
 class _Background(object):
@@ -140,15 +153,26 @@ def run(placement, ordering, free, servers, cycles, poll_interval=0.005,
                           placement.transport, latency))
     harness = stress_harness.Harness(placement, ordering, free)
     counts = collections.Counter()
+    lost = collections.Counter()
     lock = threading.Lock()
     stop = threading.Event()
     done = [0]
 
     def worker(server, rng):
-        for _ in range(cycles):
+        for number in range(cycles):
             if stop.is_set():
                 return
-            labels = server.cycle(poll_interval, rng, stop)
+            try:
+                labels = server.cycle(poll_interval, rng, stop)
+            except Exception as e:
+                LOG.warning('Server %(uuid)s: cycle %(number)d raised; its '
+                            '%(left)d cycles left are lost: %(error)s',
+                            {'uuid': server.uuid, 'number': number + 1,
+                             'left': cycles - number, 'error': e},
+                            exc_info=True)
+                with lock:
+                    lost[type(e).__name__] += cycles - number
+                return
             if labels is None:
                 return
             with lock:
@@ -174,7 +198,7 @@ def run(placement, ordering, free, servers, cycles, poll_interval=0.005,
         elapsed = time.monotonic() - start
         return StressResult(
             ordering, free, servers, servers * cycles, elapsed, dict(counts),
-            harness.expected_usage(), harness.actual_usage())
+            harness.expected_usage(), harness.actual_usage(), dict(lost))
 
     runner = _Background(body, 'stress-run')
     interrupt = None

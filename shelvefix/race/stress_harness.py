@@ -168,7 +168,10 @@ class _Server(object):
 
     def _classify(self, compute_error, claim_error, claimed, dst):
         h = self.harness
-        current = h.client.get_allocs_for_consumer(h.compute_ctx, self.uuid)
+        # The observer's read: tried again, as the clean-up's requests are,
+        # so that a placement failing for a moment does not end the run.
+        current = _observed(functools.partial(
+            h.client.get_allocs_for_consumer, h.compute_ctx, self.uuid))
         held = {rp: a['resources']
                 for rp, a in current['allocations'].items()}
         # After a cycle the server is spawned on dst (claimed), offloaded
@@ -316,6 +319,21 @@ def _retried(call, deadline):
         except Exception as e:
             error = e
     return error
+
+
+def _observed(call):
+    """What ``call()`` returns, tried :data:`CLEANUP_ATTEMPTS` times.
+
+    :raises: the last try's error
+    """
+    for attempt in range(CLEANUP_ATTEMPTS):
+        if attempt:
+            time.sleep(CLEANUP_RETRY_DELAY)
+        try:
+            return call()
+        except Exception:
+            if attempt == CLEANUP_ATTEMPTS - 1:
+                raise
 
 
 def _some(uuids):

@@ -2,6 +2,7 @@
 
 import io
 import json
+import logging
 import os
 from unittest import mock
 
@@ -13,6 +14,7 @@ from shelvefix.cmd import main
 from shelvefix import race
 from shelvefix.race import outcomes
 from shelvefix.race import stress
+from shelvefix.race import stress_harness
 from shelvefix.tests import base
 
 
@@ -64,6 +66,27 @@ class StressTestCase(base.TestCase):
         self.assertEqual(set(), stress.bad(result))
         self.assertEqual(result.usage_expected, result.usage_actual)
         self.assertEqual({}, self.placement.state.consumers)
+
+    def test_a_cycle_that_raises_is_counted_lost(self):
+        # One server's second cycle raises: its run ends there, and the
+        # result says how many cycles were lost to what.
+        real_cycle = stress_harness._Server.cycle
+        calls = {}
+
+        def cycle(server, *args, **kwargs):
+            calls[server.uuid] = calls.get(server.uuid, 0) + 1
+            if (calls[server.uuid] == 2 and
+                    server is server.harness.servers[0]):
+                raise RuntimeError('placement went away')
+            return real_cycle(server, *args, **kwargs)
+        self.useFixture(fixtures.FakeLogger(level=logging.WARNING))
+        with mock.patch.object(stress_harness._Server, 'cycle', cycle):
+            result = stress.run(self.placement, race.CORRECTED, race.DELETE,
+                                servers=2, cycles=4, poll_interval=0.001)
+        self.assertEqual({'RuntimeError': 3}, result.lost)
+        self.assertEqual(8, sum(result.counts.values()) +
+                         sum(result.lost.values()))
+        self.assertEqual(result.usage_expected, result.usage_actual)
 
     def test_usage_mismatch_is_reported(self):
         result = stress.StressResult('corrected', 'delete', 1, 1, 1.0,

@@ -25,20 +25,34 @@ class EnsureInstalledTestCase(testtools.TestCase):
         self.assertIn('apt-get install mariadb-server', str(e))
 
     def test_root_installs_with_apt_get(self):
-        tools = iter([None, '/usr/sbin/mariadbd'])
+        installed = []
         done = mock.Mock(returncode=0, stderr='')
-        with mock.patch.object(mariadb, '_tool',
-                               side_effect=lambda name: next(tools)), \
+
+        def run(cmd, **kwargs):
+            installed.append(cmd)
+            return done
+        with mock.patch.object(
+                mariadb, '_tool',
+                side_effect=lambda name: '/x' if len(installed) == 2
+                else None), \
                 mock.patch('os.geteuid', return_value=0), \
                 mock.patch('shutil.which', return_value='/usr/bin/apt-get'), \
-                mock.patch.object(subprocess, 'run',
-                                  return_value=done) as run:
+                mock.patch.object(subprocess, 'run', side_effect=run):
             mariadb.ensure_installed()
         self.assertEqual(
             [['apt-get', 'update'],
              ['apt-get', 'install', '-y', '--no-install-recommends',
-              'mariadb-server']],
-            [call.args[0] for call in run.call_args_list])
+              'mariadb-server']], installed)
+
+    def test_galera_needs_its_provider_and_rsync(self):
+        with mock.patch.object(mariadb, '_tool', return_value='/x'), \
+                mock.patch('os.path.exists', return_value=False), \
+                mock.patch('os.geteuid', return_value=1000):
+            e = self.assertRaises(
+                backends.BackendUnavailable, mariadb.ensure_installed,
+                packages=(mariadb.PACKAGE, mariadb.GALERA_PACKAGE))
+        self.assertIn('apt-get install mariadb-server galera-4 rsync',
+                      str(e))
 
     def test_apt_get_failing_is_one_reason(self):
         failed = mock.Mock(returncode=100, stderr='E: no space left')

@@ -277,3 +277,30 @@ def _join_offloads():
     for thread in threading.enumerate():
         if thread.name.endswith('(offload)'):
             thread.join(WAIT)
+
+
+class ObservedTestCase(base.TestCase):
+    """The harness's own reads are tried again; the code's are not."""
+
+    def test_tried_again_then_answered(self):
+        answers = iter([RuntimeError('500'), RuntimeError('500'), 'held'])
+
+        def call():
+            answer = next(answers)
+            if isinstance(answer, Exception):
+                raise answer
+            return answer
+        self.useFixture(fixtures.MockPatchObject(
+            stress_harness, 'CLEANUP_RETRY_DELAY', 0))
+        self.assertEqual('held', stress_harness._observed(call))
+
+    def test_the_last_error_is_raised(self):
+        self.useFixture(fixtures.MockPatchObject(
+            stress_harness, 'CLEANUP_RETRY_DELAY', 0))
+        calls = []
+
+        def call():
+            calls.append(1)
+            raise RuntimeError('down for good')
+        self.assertRaises(RuntimeError, stress_harness._observed, call)
+        self.assertEqual(stress_harness.CLEANUP_ATTEMPTS, len(calls))

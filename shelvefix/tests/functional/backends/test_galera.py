@@ -1,0 +1,62 @@
+"""A three-node Galera cluster on loopback: it replicates, survives a crash
+of one node, and leaves nothing behind.
+
+Real ``mariadbd`` processes with Galera (Debian's ``mariadb-server``,
+``galera-4`` and ``rsync``, installed by the fixture when run as root).
+The tests skip, saying why, when they cannot be had;
+``SHELVEFIX_REQUIRE_PLACEMENT_SERVER=1`` turns the skips into failures.
+"""
+
+import os
+
+from shelvefix import backends
+from shelvefix.backends import galera
+from shelvefix.backends import mariadb
+from shelvefix.tests import base
+from shelvefix.tests.functional.backends import test_mariadb
+from shelvefix.tests.functional.backends import test_server
+
+
+class GaleraClusterTestCase(base.TestCase):
+
+    def setUp(self):
+        super(GaleraClusterTestCase, self).setUp()
+        test_server._require(self, 'mariadb')
+        try:
+            mariadb.ensure_installed(
+                packages=(mariadb.PACKAGE, mariadb.GALERA_PACKAGE))
+        except backends.BackendUnavailable as e:
+            test_server._unavailable(self, 'no Galera: %s' % e)
+
+    def test_replicates_survives_a_crash_and_leaves_nothing(self):
+        cluster = galera.GaleraCluster()
+        cluster.setUp()
+        try:
+            self.assertEqual([3, 3, 3], [cluster.cluster_size(i)
+                                         for i in range(3)])
+            first, last = cluster.nodes[0], cluster.nodes[2]
+            first._execute('CREATE DATABASE t',
+                           'CREATE TABLE t.x (id INT PRIMARY KEY)',
+                           'INSERT INTO t.x VALUES (1)')
+            # A read that waits for what the cluster committed before it.
+            self.assertEqual(((1,),), last._execute(
+                'SET SESSION wsrep_sync_wait = 1', 'SELECT id FROM t.x'))
+            cluster.kill(2)
+            first._execute('INSERT INTO t.x VALUES (2)')
+            cluster.restart(2)
+            self.assertTrue(galera.synced(last))
+            self.assertEqual(((1,), (2,)), last._execute(
+                'SET SESSION wsrep_sync_wait = 1',
+                'SELECT id FROM t.x ORDER BY id'))
+            self.assertEqual(3, cluster.cluster_size(2))
+            self.assertEqual(
+                3, len(cluster.status(['wsrep_local_cert_failures'])))
+            pids = [node.pid for node in cluster.nodes]
+            directories = [node.directory for node in cluster.nodes]
+        finally:
+            cluster.cleanUp()
+        for pid in pids:
+            self.assertRaises(ProcessLookupError, os.kill, pid, 0)
+        self.assertFalse(any(os.path.exists(d) for d in directories))
+        for node in cluster.nodes:
+            self.assertFalse(test_mariadb.listening(node.port))
