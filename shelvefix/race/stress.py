@@ -70,6 +70,8 @@ class _Background(object):
     def __init__(self, target, name):
         self.result = None
         self.error = None
+        #: Set once ``target`` has returned or raised.
+        self.done = threading.Event()
         self.thread = threading.Thread(target=self._run, args=(target,),
                                        name=name, daemon=True)
 
@@ -78,31 +80,36 @@ class _Background(object):
             self.result = target()
         except BaseException as e:
             self.error = e
+        finally:
+            self.done.set()
 
     def start(self):
         self.thread.start()
         return self
 
     def wait(self, timeout=None):
-        """Join the thread; True once it has ended.
+        """Wait until ``target`` is done; True once it is.
 
-        The join is cut in slices of :data:`MAIN_WAIT_SLICE` seconds: the
+        The wait is cut in slices of :data:`MAIN_WAIT_SLICE` seconds: the
         kernel may hand a signal to any thread of the process, and Python
         then runs its handler in the main thread only once that thread
-        runs again; a join without a timeout would hide the signal until
-        the thread ends.
+        runs again; a wait without a timeout would hide the signal until
+        the thread ends. It waits on :attr:`done`, not on the thread: on
+        Python 3.11 a ``Thread.join`` that the handler's exception
+        interrupts can mark the thread stopped while it still runs, and
+        the clean-up would then start under the cycles still going.
 
         :raises KeyboardInterrupt: an interrupt while waiting
         """
         deadline = None if timeout is None else time.monotonic() + timeout
-        while self.thread.is_alive():
+        while not self.done.is_set():
             wait = MAIN_WAIT_SLICE
             if deadline is not None:
                 wait = min(wait, deadline - time.monotonic())
                 if wait <= 0:
                     break
-            self.thread.join(wait)
-        return not self.thread.is_alive()
+            self.done.wait(wait)
+        return self.done.is_set()
 
     def outcome(self):
         """What ``target`` returned, or raise what it raised."""

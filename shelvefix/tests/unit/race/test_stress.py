@@ -5,6 +5,7 @@ import random
 import signal
 import threading
 import time
+from unittest import mock
 
 import fixtures
 
@@ -304,3 +305,21 @@ class ObservedTestCase(base.TestCase):
             raise RuntimeError('down for good')
         self.assertRaises(RuntimeError, stress_harness._observed, call)
         self.assertEqual(stress_harness.CLEANUP_ATTEMPTS, len(calls))
+
+
+class BackgroundTestCase(base.TestCase):
+    """The run's waits end when the target is done, not the thread."""
+
+    def test_a_thread_wrongly_marked_stopped_is_still_waited_for(self):
+        # What an interrupted Thread.join can leave on Python 3.11: the
+        # thread says it is not alive while its target still runs.
+        release = threading.Event()
+        runner = stress._Background(lambda: release.wait(10) and 'done',
+                                    'test-run').start()
+        self.addCleanup(release.set)
+        with mock.patch.object(runner.thread, 'is_alive',
+                               return_value=False):
+            self.assertFalse(runner.wait(0.3))
+            release.set()
+            self.assertTrue(runner.wait(5))
+        self.assertEqual('done', runner.outcome())
