@@ -1,16 +1,18 @@
 """``shelvefix stress`` on each database placement can run on, side by side.
 
 The same run (K servers x M cycles, both orderings, DELETE to free) on
-placement under gunicorn over sqlite, PostgreSQL and MariaDB, one after
+placement under gunicorn over sqlite, PostgreSQL, MariaDB and a
+three-node MariaDB Galera cluster (multi- and single-writer), one after
 the other in this process, so that the figures compare on a shared
 machine: cycles and requests per second, the outcomes, the database's own
-conflict counters over the run (deadlocks; MariaDB's row lock waits) and
+conflict counters over the run (deadlocks; MariaDB's row lock waits;
+Galera's certification failures) and
 the ghost consumers left (consumer records without allocations, read from
 placement's tables). A database that cannot be had (not root, no
 apt-get) is reported and left out.
 
 Usage: ``python benchmarks/bench_databases.py [--database NAME ...]
-[--servers K] [--cycles M] [--json]``; about two minutes with the
+[--servers K] [--cycles M] [--json]``; about five minutes with the
 defaults.
 """
 
@@ -19,11 +21,23 @@ import contextlib
 import io
 import json
 import logging
+import signal
 import sys
 
 from shelvefix.cmd import main as shelvefix_main
+from shelvefix.race import outcomes
 
-DATABASES = ('sqlite', 'postgresql', 'mariadb')
+#: The set-ups, and the ``shelvefix stress`` options of each.
+SETUPS = {
+    'sqlite': ['--database', 'sqlite'],
+    'postgresql': ['--database', 'postgresql'],
+    'mariadb': ['--database', 'mariadb'],
+    'galera': ['--database', 'galera'],
+    'galera-1w': ['--database', 'galera', '--galera-writer', 'single'],
+}
+DATABASES = tuple(SETUPS)
+#: The exit statuses of a command stopped by SIGINT or SIGTERM.
+INTERRUPTED = (128 + signal.SIGINT, 128 + signal.SIGTERM)
 
 
 def run(database, servers, cycles):
@@ -31,8 +45,13 @@ def run(database, servers, cycles):
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stderr(err):
         rc = shelvefix_main.main(
-            ['stress', '--database', database, '--servers', str(servers),
-             '--cycles', str(cycles), '--json'], out=out)
+            ['stress'] + SETUPS[database] + [
+                '--servers', str(servers), '--cycles', str(cycles),
+                '--json'], out=out)
+    if rc in INTERRUPTED:
+        # Stopped by a signal: the command cleaned up; so does the rest.
+        sys.stderr.write(err.getvalue())
+        sys.exit(rc)
     if rc not in (0, 1):
         return {'database': database, 'error': err.getvalue().strip()}
     return dict(json.loads(out.getvalue()), database=database, rc=rc)
@@ -42,11 +61,12 @@ def rows(report):
     for r in report['results']:
         counters = r.get('database_counters', {})
         bad = sum(count for label, count in r['outcomes'].items()
-                  if label != 'ok')
+                  if outcomes.is_ordering_failure(label))
         yield (report['database'], r['ordering'], r['cycles'],
                r['cycles_per_second'], r['requests_per_second'],
-               r['outcomes'].get('ok', 0), bad,
+               r['outcomes'].get('ok', 0), bad, r['placement_failed'],
                counters.get('deadlocks', '-'),
+               counters.get('certification failures', '-'),
                counters.get('lock waits', '-'),
                r.get('ghost_consumers_left', '-'),
                'yes' if r['usage_ok'] else 'NO')
@@ -67,8 +87,9 @@ def main(argv=None):
         sys.stdout.write('\n')
         return 0
     header = ('database', 'ordering', 'cycles', 'cycles/s', 'requests/s',
-              'ok', 'bad', 'deadlocks', 'lock waits', 'ghosts', 'usages ok')
-    fmt = '%-10s %-9s %6s %8s %10s %5s %4s %9s %10s %6s %9s'
+              'ok', 'bad', 'failed', 'deadlocks', 'cert fail', 'lock waits',
+              'ghosts', 'usages ok')
+    fmt = '%-10s %-9s %6s %8s %10s %5s %4s %6s %9s %9s %10s %6s %9s'
     print('shelvefix stress, %d servers x %d cycles per ordering, placement '
           'under gunicorn (2 workers)' % (args.servers, args.cycles))
     print(fmt % header)
@@ -79,10 +100,14 @@ def main(argv=None):
             continue
         for row in rows(report):
             print(fmt % row)
-    print('bad: cycles with any outcome but ok (the legacy order races; '
-          'the corrected order must show none); deadlocks, lock waits: '
-          "the database's own counters over the run; ghosts: consumers "
-          'left without allocations')
+    print('bad: cycles with an outcome of the ordering (the legacy order '
+          'races; the corrected order must show none); failed: cycles where '
+          'placement itself failed (reported, not judged); deadlocks, lock '
+          'waits: '
+          "the database's own counters over the run (cert fail: Galera's "
+          'certification failures); ghosts: consumers left without '
+          'allocations; galera: three nodes, each request to the next '
+          "node's placement; galera-1w: all to the first")
     return 0
 
 

@@ -16,15 +16,22 @@ answering is evicted in about 3 s instead of about 6), since a commit on
 the survivors waits until then.
 """
 
-import itertools
-import threading
+import functools
+import os
+import re
+import signal
 import time
 
 import fixtures
+from oslo_log import log as logging
+from sqlalchemy.engine import url as sa_url
 
+from shelvefix import backends
+from shelvefix.backends import loadbalancer
 from shelvefix.backends import mariadb
 from shelvefix.backends import server
-from shelvefix.backends import transport
+
+LOG = logging.getLogger(__name__)
 
 NODES = 3
 CLUSTER_NAME = 'shelvefix'
@@ -52,11 +59,25 @@ _PROVIDER_OPTIONS = ('base_port={gcomm}', 'gmcast.listen_addr=tcp://127.0.0.1:'
                      'gcache.size=32M')
 
 
-def synced(server):
+#: The status counters the report reads, and their names there.
+COUNTERS = {'Innodb_deadlocks': 'deadlocks',
+            'Innodb_row_lock_waits': 'lock waits',
+            'wsrep_local_cert_failures': 'certification failures',
+            'wsrep_local_bf_aborts': 'brute-force aborts'}
+#: Seconds a node's health check may take.
+CHECK_TIMEOUT = 2
+
+
+def synced(server, timeout=mariadb.TIMEOUT):
     """True once a node has joined and caught up with the cluster."""
     status = dict(server._execute(
-        "SHOW STATUS LIKE 'wsrep_local_state_comment'"))
+        "SHOW STATUS LIKE 'wsrep_local_state_comment'", timeout=timeout))
     return status.get('wsrep_local_state_comment') == 'Synced'
+
+
+def clustercheck(server):
+    """A load balancer's health check of a node: running and ``Synced``."""
+    return server.process is not None and synced(server, CHECK_TIMEOUT)
 
 
 class GaleraCluster(fixtures.Fixture):
@@ -72,6 +93,7 @@ class GaleraCluster(fixtures.Fixture):
         super().__init__()
         self.size = nodes
         self.nodes = []
+        self._carried = [{} for _i in range(nodes)]
 
     def _setUp(self):
         mariadb.ensure_installed(
@@ -97,10 +119,6 @@ class GaleraCluster(fixtures.Fixture):
                 start_args=['--wsrep-new-cluster'] if first else [],
                 ready=synced, create_role=first,
                 packages=(mariadb.PACKAGE, mariadb.GALERA_PACKAGE))))
-            if not first:
-                # The role came with the state transfer.
-                self.nodes[-1].admin_url = self.nodes[0].admin_url.replace(
-                    ':%d/' % self.nodes[0].port, ':%d/' % node_ports['port'])
 
     def admin_url(self, index):
         return self.nodes[index].admin_url
@@ -111,86 +129,109 @@ class GaleraCluster(fixtures.Fixture):
             "SHOW STATUS LIKE 'wsrep_cluster_size'"))['wsrep_cluster_size'])
 
     def status(self, names):
-        """The global status counters of each running node (dicts)."""
-        return [node.status(names) for node in self.nodes
-                if node.process is not None]
+        """The global status counters of each node (dicts).
+
+        A node restarts its counters from 0: what it had counted when it
+        was killed is carried over (see :meth:`kill`), so that the
+        counters only grow; a node that is down gives those alone.
+        """
+        result = []
+        for node, carried in zip(self.nodes, self._carried):
+            counted = (node.status(names) if node.process is not None
+                       else {})
+            result.append({name: counted.get(name, 0) + carried.get(name, 0)
+                           for name in names
+                           if name in counted or name in carried})
+        return result
 
     def kill(self, index):
-        """SIGKILL node ``index``, as a crash would (its data stays)."""
-        self.nodes[index].kill()
+        """SIGKILL node ``index``, as a crash would (its data stays).
+
+        Its counters of :data:`COUNTERS` are read first, and carried over
+        (what it counts between that read and the kill is not).
+        """
+        node = self.nodes[index]
+        if node.process is not None:
+            try:
+                counted = node.status(COUNTERS)
+            except Exception as e:
+                LOG.warning('Node %d: counters not read before the kill: '
+                            '%s', index + 1, e)
+                counted = {}
+            for name, value in counted.items():
+                self._carried[index][name] = (
+                    self._carried[index].get(name, 0) + value)
+        node.kill()
+
+    def pause(self, index):
+        """SIGSTOP node ``index``: it stops answering, its sockets open."""
+        self.nodes[index].process.send_signal(signal.SIGSTOP)
+
+    def resume(self, index):
+        """SIGCONT node ``index``; returns once it is ``Synced`` again.
+
+        :raises ServerStartError: it was not within the node's start
+            timeout
+        """
+        node = self.nodes[index]
+        node.process.send_signal(signal.SIGCONT)
+        deadline = time.monotonic() + mariadb.START_TIMEOUT
+        while True:
+            try:
+                if synced(node, CHECK_TIMEOUT):
+                    return
+            except Exception as e:
+                LOG.debug('Node %d not answering yet: %s', index + 1, e)
+            if time.monotonic() >= deadline:
+                raise backends.ServerStartError(
+                    'node %d not Synced %.0f s after it was resumed'
+                    % (index + 1, mariadb.START_TIMEOUT))
+            time.sleep(0.2)
 
     def restart(self, index):
         """Start node ``index`` again; returns once it is ``Synced``.
 
-        Its data directory is as the crash left it; it rejoins with a state
-        transfer from another node.
+        Its data directory is as the crash left it. As the packaged
+        service's start does (``galera_recovery``), the position the node
+        had committed is first recovered from its storage engine
+        (``--wsrep-recover``) and given to the start
+        (``--wsrep-start-position``): the node then catches up with an
+        incremental state transfer of what it missed, from a donor's
+        write-set cache, instead of a full copy that blocks the donor.
+        Without a position it could recover, it gets the full copy.
         """
-        self.nodes[index].start(args=[])
+        node = self.nodes[index]
+        position = recovered_position(node)
+        node.start(args=['--wsrep-start-position=%s' % position]
+                   if position else [])
 
 
-MULTI = 'multi'
-SINGLE = 'single'
-WRITERS = (MULTI, SINGLE)
-#: Seconds a server that failed a request is left out of the rotation.
-HEALTH_INTERVAL = 2.0
+_RECOVERED = re.compile(r'WSREP: Recovered position:\s*(\S+:-?\d+)')
 
 
-class SpreadTransport(transport.HTTPTransport):
-    """Real HTTP to several placement servers, one request after another.
+def recovered_position(node):
+    """``uuid:seqno`` a stopped node last committed, or None.
 
-    Mounted at the first server's endpoint, it sends each request to the
-    next server in turn (``multi``: every node is written through, the
-    worst case for Galera's certification), or every one to the first
-    (``single``, as operators who fear it configure HAProxy, the others
-    standing by). Like a load balancer's health check, a server that
-    failed a request (no answer, or a 5xx) is left out for
-    :data:`HEALTH_INTERVAL` seconds: requests fail over to the others. The
-    call log is one, in order, as for one server.
-
-    :param urls: the servers' endpoints; the first is the one mounted
+    Runs ``mariadbd --wsrep-recover`` on its data, which writes the
+    position to a log of its own and exits.
     """
-
-    def __init__(self, urls, writers=MULTI):
-        super(SpreadTransport, self).__init__()
-        self.urls = [url.rstrip('/') for url in urls]
-        self.writers = writers
-        self._next = itertools.count()
-        self._lock = threading.Lock()
-        #: ``{url: time}`` until which a failed server is left out.
-        self.down = {}
-        #: ``{url: count}`` of the requests that failed there.
-        self.failures = {}
-
-    def _forward(self, request, data, options):
-        target = self._choose()
-        request.url = target + request.url[len(self.urls[0]):]
-        try:
-            response = super(SpreadTransport, self)._forward(request, data,
-                                                             options)
-        except Exception:
-            self._failed(target)
-            raise
-        if response.status_code >= 500:
-            self._failed(target)
-        return response
-
-    def _choose(self, clock=time.monotonic):
-        # As a load balancer's health check: a server that failed is left
-        # out for HEALTH_INTERVAL seconds; a failed request is not sent
-        # again (the client sees it fail).
-        with self._lock:
-            now = clock()
-            healthy = [url for url in self.urls
-                       if self.down.get(url, 0) <= now] or self.urls
-            if self.writers == SINGLE:
-                # The first healthy one: the others are the standbys.
-                return healthy[0]
-            return healthy[next(self._next) % len(healthy)]
-
-    def _failed(self, url, clock=time.monotonic):
-        with self._lock:
-            self.down[url] = clock() + HEALTH_INTERVAL
-            self.failures[url] = self.failures.get(url, 0) + 1
+    log = os.path.join(node.directory, 'recover.log')
+    if os.path.exists(log):
+        os.unlink(log)
+    try:
+        node._run([mariadb._tool('mariadbd'),
+                   '--defaults-file=%s' % node.defaults_file,
+                   '--wsrep-recover', '--log-error=%s' % log],
+                  'mariadbd --wsrep-recover')
+        with open(log) as f:
+            found = _RECOVERED.findall(f.read())
+    except (OSError, backends.ServerStartError) as e:
+        LOG.warning('Node %s: no position recovered, it gets a full state '
+                    'transfer: %s', node.port, e)
+        return None
+    if not found or found[-1].endswith(':-1'):
+        return None
+    return found[-1]
 
 
 class GaleraPlacement(fixtures.Fixture):
@@ -198,13 +239,16 @@ class GaleraPlacement(fixtures.Fixture):
 
     One database (created on the first node, replicated to the others);
     one :class:`~shelvefix.backends.server.PlacementServer` per node,
-    connected to that node alone, as a deployment's API servers each
-    behind their local database. Cleanup stops the servers, drops the
-    database and stops the cluster.
+    each reaching the cluster through a
+    :class:`~shelvefix.backends.loadbalancer.DatabaseProxy` of its own, as a
+    deployment's API servers reach it through HAProxy: its own node
+    first, the others as backups, a node that fails its
+    :func:`clustercheck` marked down and its sessions shut. Cleanup stops
+    the servers, the proxies, drops the database and stops the cluster.
 
-    After setUp: ``cluster``, ``servers``, ``urls``, ``shelvefix_config``
-    (the first server's ``[placement]`` file), and ``database``
-    (``'galera'``).
+    After setUp: ``cluster``, ``proxies``, ``servers``, ``urls``,
+    ``shelvefix_config`` (the first server's ``[placement]`` file), and
+    ``database`` (``'galera'``).
     """
 
     database = 'galera'
@@ -217,14 +261,22 @@ class GaleraPlacement(fixtures.Fixture):
         self.cluster = self.useFixture(GaleraCluster())
         database = self.useFixture(
             mariadb.MariaDBDatabase(self.cluster.admin_url(0)))
-        self.servers = []
-        for node in self.cluster.nodes:
+        self.servers, self.proxies = [], []
+        url = sa_url.make_url(database.url)
+        for index in range(len(self.cluster.nodes)):
+            order = [index] + [i for i in range(len(self.cluster.nodes))
+                               if i != index]
+            proxy = self.useFixture(loadbalancer.DatabaseProxy(
+                [(self.cluster.nodes[i].port,
+                  functools.partial(clustercheck, self.cluster.nodes[i]))
+                 for i in order]))
+            self.proxies.append(proxy)
             # One after the other: the first migrates, the others find it
             # done.
-            url = database.url.replace(':%d/' % self.cluster.nodes[0].port,
-                                       ':%d/' % node.port)
             self.servers.append(self.useFixture(server.PlacementServer(
-                db_url=url, workers=self.workers)))
+                db_url=url.set(port=proxy.port).render_as_string(
+                    hide_password=False),
+                workers=self.workers)))
         self.urls = [srv.url for srv in self.servers]
         self.shelvefix_config = self.servers[0].shelvefix_config
 
@@ -235,83 +287,38 @@ class GaleraPlacement(fixtures.Fixture):
         (``wsrep_local_cert_failures``: a commit refused because another
         node committed a conflicting write set first) and brute-force
         aborts (``wsrep_local_bf_aborts``: a local transaction killed by a
-        replicated one).
+        replicated one); what the database proxies did: nodes they
+        marked down, sessions they shut; and what placement's servers
+        retried (see :meth:`~shelvefix.backends.server.PlacementServer.
+        placement_retries`).
         """
-        names = {'Innodb_deadlocks': 'deadlocks',
-                 'Innodb_row_lock_waits': 'lock waits',
-                 'wsrep_local_cert_failures': 'certification failures',
-                 'wsrep_local_bf_aborts': 'brute-force aborts'}
-        total = dict.fromkeys(names.values(), 0)
-        for status in self.cluster.status(names):
+        total = dict.fromkeys(COUNTERS.values(), 0)
+        for status in self.cluster.status(COUNTERS):
             for name, value in status.items():
-                total[names[name]] += value
+                total[COUNTERS[name]] += value
+        total.update(self.failover())
+        for srv in self.servers:
+            for name, value in srv.placement_retries().items():
+                total[name] = total.get(name, 0) + value
         return total
 
     def ghost_consumers(self):
         return self.servers[0].ghost_consumers()
 
-    def spread(self, placement, writers=MULTI):
+    def failover(self):
+        """What the proxies did: nodes marked down, sessions shut."""
+        return {'nodes marked down': sum(p.marked_down
+                                         for p in self.proxies),
+                'sessions shut': sum(p.sessions_shut for p in self.proxies)}
+
+    def spread(self, placement, writers=loadbalancer.MULTI):
         """Make ``placement`` (a remote fixture on the first server) spread.
 
-        :returns: the :class:`SpreadTransport` mounted in its session
+        :returns: the :class:`~shelvefix.backends.loadbalancer.
+            SpreadTransport` mounted in its session
         """
-        spread = SpreadTransport(self.urls, writers)
+        spread = loadbalancer.SpreadTransport(self.urls, writers)
         placement.session.session.mount(placement.endpoint, spread)
         placement.transport = spread
         placement.addCleanup(spread.close)
         return spread
-
-
-class NodeCrash(threading.Thread):
-    """Kill one node mid-run, then start it again: a crash and a recovery.
-
-    Started before a run: after ``after`` seconds node ``index`` gets
-    SIGKILL; ``down_for`` seconds later it is started again, and the
-    thread ends once it is ``Synced`` (a full state transfer), or failed
-    to be (bounded by the node's start timeout). Unless ``cancel`` is set
-    before the kill, which then does not happen.
-
-    After :meth:`join`: ``killed_at`` and ``synced_at`` (seconds since
-    start, or None) and ``error`` (why the node did not come back).
-    """
-
-    def __init__(self, cluster, index, after=2.0, down_for=5.0):
-        super(NodeCrash, self).__init__(name='galera-node-crash',
-                                        daemon=True)
-        self.cluster = cluster
-        self.index = index
-        self.after = after
-        self.down_for = down_for
-        self.cancel = threading.Event()
-        self.killed_at = self.synced_at = self.error = None
-
-    @property
-    def timeout(self):
-        """How long :meth:`join` may have to wait, at most."""
-        return (self.after + self.down_for + mariadb.START_TIMEOUT +
-                mariadb.STOP_TIMEOUT)
-
-    def run(self):
-        started = time.monotonic()
-        if self.cancel.wait(self.after):
-            return
-        self.cluster.kill(self.index)
-        self.killed_at = time.monotonic() - started
-        time.sleep(self.down_for)
-        try:
-            self.cluster.restart(self.index)
-            self.synced_at = time.monotonic() - started
-        except Exception as e:
-            self.error = '%s: %s' % (type(e).__name__, e)
-
-    def describe(self):
-        """One line: what happened to the node."""
-        node = 'node %d' % (self.index + 1)
-        if self.killed_at is None:
-            return '%s not killed: the run ended first' % node
-        if self.error is not None:
-            return '%s killed at %.1f s, did not come back: %s' % (
-                node, self.killed_at, self.error)
-        return ('%s killed (SIGKILL) at %.1f s, started again %.1f s '
-                'later, Synced at %.1f s' % (node, self.killed_at,
-                                             self.down_for, self.synced_at))

@@ -19,17 +19,19 @@ services do.
 
 import os
 import pwd
+import random
 import shutil
 import signal
 import socket
 import subprocess
 import tempfile
+import threading
 import time
-import uuid
 
 import fixtures
 
 from shelvefix import backends
+from shelvefix.backends import database
 
 #: How long apt-get may take on a cold machine.
 INSTALL_TIMEOUT = 900
@@ -47,6 +49,9 @@ _CONFIG = '''\
 # Written by shelvefix.backends.mariadb for one private server.
 [mariadbd]
 {user}datadir = {datadir}
+# Its own: servers sharing /tmp can remove each other's temporary tables
+# (two mariadb-install-db at once then fail).
+tmpdir = {tmpdir}
 socket = {socket}
 pid-file = {pid_file}
 log-error = {log_error}
@@ -125,16 +130,63 @@ def ensure_installed(timeout=INSTALL_TIMEOUT, packages=(PACKAGE,)):
             % ' '.join(packages))
 
 
-def free_port():
-    """A TCP port on 127.0.0.1 nobody listens on (at the time of asking)."""
+#: Where the kernel's ephemeral ports start when it does not say.
+_EPHEMERAL_LOW = 32768
+#: The lowest port :func:`free_port` hands out.
+_LOWEST_PORT = 10000
+_handed_out = set()
+_ports_lock = threading.Lock()
+
+
+def _ephemeral_low():
+    try:
+        with open('/proc/sys/net/ipv4/ip_local_port_range') as f:
+            return int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return _EPHEMERAL_LOW
+
+
+def free_port(attempts=200):
+    """A TCP port on 127.0.0.1 nobody listens on, for a server to bind.
+
+    Taken below the kernel's ephemeral range, never handed out twice by
+    this process: a port of that range, free when asked, can be taken as
+    the local port of any outgoing connection before the server binds
+    it (a Galera node then aborts at start, its group communication port
+    in use). The bind that checks it is free uses no ``SO_REUSEADDR``, so
+    a port still in ``TIME_WAIT`` is passed over too.
+    """
+    low = _ephemeral_low()
+    chooser = random.SystemRandom()
+    if low - 1 > _LOWEST_PORT:
+        with _ports_lock:
+            for _attempt in range(attempts):
+                port = chooser.randint(_LOWEST_PORT, low - 1)
+                if port in _handed_out:
+                    continue
+                with socket.socket() as sock:
+                    try:
+                        sock.bind(('127.0.0.1', port))
+                    except OSError:
+                        continue
+                _handed_out.add(port)
+                return port
     with socket.socket() as sock:
         sock.bind(('127.0.0.1', 0))
         return sock.getsockname()[1]
 
 
-def _connect(**kwargs):
+#: Seconds an administrative connection may wait for the server.
+TIMEOUT = 30
+
+
+def _connect(timeout=TIMEOUT, **kwargs):
+    # Bounded both ways: a paused (SIGSTOP) server accepts a connection
+    # but never answers.
     import pymysql
-    return pymysql.connect(connect_timeout=10, autocommit=True, **kwargs)
+    return pymysql.connect(connect_timeout=min(timeout, 10),
+                           read_timeout=timeout, write_timeout=timeout,
+                           autocommit=True, **kwargs)
 
 
 class MariaDBServer(fixtures.Fixture):
@@ -188,7 +240,9 @@ class MariaDBServer(fixtures.Fixture):
         self.socket = os.path.join(self.directory, 'mariadb.sock')
         self.log_path = os.path.join(self.directory, 'error.log')
         datadir = os.path.join(self.directory, 'data')
+        tmpdir = os.path.join(self.directory, 'tmp')
         os.mkdir(datadir)
+        os.mkdir(tmpdir)
         user = ''
         if os.geteuid() == 0:
             # mariadbd will not run as root; the package's user owns the
@@ -196,12 +250,13 @@ class MariaDBServer(fixtures.Fixture):
             user = 'user = mysql\n'
             os.chmod(self.directory, 0o755)
             account = pwd.getpwnam('mysql')
-            for path in (self.directory, datadir):
+            for path in (self.directory, datadir, tmpdir):
                 os.chown(path, account.pw_uid, account.pw_gid)
         self.defaults_file = os.path.join(self.directory, 'my.cnf')
         with open(self.defaults_file, 'w') as f:
             f.write(_CONFIG.format(
-                user=user, datadir=datadir, socket=self.socket,
+                user=user, datadir=datadir, tmpdir=tmpdir,
+                socket=self.socket,
                 pid_file=os.path.join(self.directory, 'mariadb.pid'),
                 log_error=self.log_path, port=self.port,
                 extra=self._extra_config))
@@ -242,15 +297,19 @@ class MariaDBServer(fixtures.Fixture):
         except subprocess.TimeoutExpired:
             raise backends.ServerStartError('%s took more than 120 s' % what)
         if proc.returncode != 0:
-            raise backends.ServerStartError('%s failed (exit %d): %s' % (
-                what, proc.returncode, (proc.stdout + proc.stderr)[-2000:]))
+            raise backends.ServerStartError('%s failed (exit %d): %s%s' % (
+                what, proc.returncode, (proc.stdout + proc.stderr)[-1000:],
+                '\nits error log: %s' % self._error_log()))
 
     def _error_log(self):
+        """The server's ``[ERROR]`` lines, else the end of its error log."""
         try:
             with open(self.log_path) as f:
-                return f.read()[-2000:]
+                text = f.read()
         except OSError:
             return ''
+        errors = [line for line in text.splitlines() if '[ERROR]' in line]
+        return '\n'.join(errors)[-2000:] if errors else text[-2000:]
 
     def _wait_ready(self, poll_interval=0.1):
         deadline = time.monotonic() + self._start_timeout
@@ -271,8 +330,9 @@ class MariaDBServer(fixtures.Fixture):
                         % (self._start_timeout, self._error_log()))
                 time.sleep(poll_interval)
 
-    def _execute(self, *statements):
-        conn = _connect(unix_socket=self.socket, user='root')
+    def _execute(self, *statements, timeout=TIMEOUT):
+        conn = _connect(unix_socket=self.socket, user='root',
+                        timeout=timeout)
         try:
             with conn.cursor() as cur:
                 for statement in statements:
@@ -300,6 +360,8 @@ class MariaDBServer(fixtures.Fixture):
         if process is None or process.poll() is not None:
             return
         process.send_signal(signal.SIGTERM)
+        # A paused (SIGSTOP) server acts on its SIGTERM once continued.
+        process.send_signal(signal.SIGCONT)
         try:
             process.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
@@ -307,36 +369,16 @@ class MariaDBServer(fixtures.Fixture):
             process.wait(timeout=timeout)
 
 
-class MariaDBDatabase(fixtures.Fixture):
+class MariaDBDatabase(database.ScratchDatabase):
     """An empty database of its own on the server at ``admin_url``.
 
-    After setUp, ``name`` is the new database's name and ``url`` its
-    URL (PyMySQL, ``utf8mb4``).
+    See :class:`~shelvefix.backends.database.ScratchDatabase`; its URL
+    asks PyMySQL for ``utf8mb4``.
     """
 
-    def __init__(self, admin_url):
-        super().__init__()
-        self.admin_url = admin_url
+    create = 'CREATE DATABASE {name} CHARACTER SET utf8mb4'
+    query = {'charset': 'utf8mb4'}
 
-    def _execute(self, sql):
-        from sqlalchemy.engine import url as sa_url
-
-        url = sa_url.make_url(self.admin_url)
-        conn = _connect(host=url.host, port=url.port, user=url.username,
+    def connect(self, url):
+        return _connect(host=url.host, port=url.port, user=url.username,
                         password=url.password)
-        try:
-            with conn.cursor() as cur:
-                cur.execute(sql)
-        finally:
-            conn.close()
-        return url
-
-    def _setUp(self):
-        # Random, so never quoted wrongly nor shared.
-        self.name = 'placement_%s' % uuid.uuid4().hex[:16]
-        url = self._execute('CREATE DATABASE %s CHARACTER SET utf8mb4'
-                            % self.name)
-        self.addCleanup(self._execute,
-                        'DROP DATABASE IF EXISTS %s' % self.name)
-        self.url = url.set(database=self.name, query={
-            'charset': 'utf8mb4'}).render_as_string(hide_password=False)

@@ -10,11 +10,9 @@ in that cluster and drops it at cleanup.
 
 import os
 import subprocess
-import uuid
-
-import fixtures
 
 from shelvefix import backends
+from shelvefix.backends import database
 
 #: The cluster script; it ships with the package (see its header).
 POSTGRESQL_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)),
@@ -55,53 +53,34 @@ def ensure_postgresql(script=None, timeout=POSTGRESQL_TIMEOUT):
     return lines[-1]
 
 
-class PostgreSQLDatabase(fixtures.Fixture):
-    """An empty database of its own in the cluster at ``admin_url``.
+class PostgreSQLDatabase(database.ScratchDatabase):
+    """An empty database of its own in the project's cluster.
 
-    Creating one per server (rather than emptying a shared one) lets
-    servers run side by side, from parallel test workers too; it is dropped
-    at cleanup, connections and all.
-
-    :param admin_url: the SQLAlchemy URL of a database whose role may
-        create databases (what :func:`ensure_postgresql` returns)
-
-    After setUp, ``name`` is the new database's name and ``url`` its URL.
+    See :class:`~shelvefix.backends.database.ScratchDatabase`;
+    ``admin_url`` is what :func:`ensure_postgresql` returns.
     """
 
-    def __init__(self, admin_url):
-        super().__init__()
-        self.admin_url = admin_url
+    # WITH (FORCE): a server killed uncleanly may leave sessions behind.
+    drop = 'DROP DATABASE IF EXISTS {name} WITH (FORCE)'
 
-    def _connect(self):
-        import psycopg2
-        from sqlalchemy.engine import url as sa_url
-
-        url = sa_url.make_url(self.admin_url)
-        conn = psycopg2.connect(
-            host=url.host, port=url.port, user=url.username,
-            password=url.password, dbname=url.database, connect_timeout=10)
-        # CREATE/DROP DATABASE cannot run inside a transaction.
+    def connect(self, url):
+        conn = connect(url)
         conn.autocommit = True
-        return conn, url
+        return conn
 
-    def _execute(self, sql):
-        conn, url = self._connect()
-        try:
-            with conn.cursor() as cur:
-                cur.execute(sql)
-        finally:
-            conn.close()
-        return url
 
-    def _setUp(self):
-        # Random, so never quoted wrongly nor shared.
-        self.name = 'placement_%s' % uuid.uuid4().hex[:16]
-        url = self._execute('CREATE DATABASE %s' % self.name)
-        # WITH (FORCE): a server killed uncleanly may leave sessions behind.
-        self.addCleanup(self._execute,
-                        'DROP DATABASE IF EXISTS %s WITH (FORCE)' % self.name)
-        self.url = url.set(database=self.name).render_as_string(
-            hide_password=False)
+def connect(url):
+    """A psycopg2 connection to the database at ``url`` (a SQLAlchemy URL).
+
+    Bounded: it gives up after 10 s.
+    """
+    import psycopg2
+    from sqlalchemy.engine import url as sa_url
+
+    url = sa_url.make_url(url)
+    return psycopg2.connect(
+        host=url.host, port=url.port, user=url.username,
+        password=url.password, dbname=url.database, connect_timeout=10)
 
 
 def counters(url):
@@ -112,13 +91,7 @@ def counters(url):
     server's own database). Its rollback count is left out: every pooled
     connection's return is one.
     """
-    import psycopg2
-    from sqlalchemy.engine import url as sa_url
-
-    url = sa_url.make_url(url)
-    conn = psycopg2.connect(
-        host=url.host, port=url.port, user=url.username,
-        password=url.password, dbname=url.database, connect_timeout=10)
+    conn = connect(url)
     try:
         with conn.cursor() as cur:
             cur.execute('SELECT deadlocks FROM pg_stat_database WHERE '

@@ -41,10 +41,12 @@ import threading
 import time
 
 import fixtures
+from oslo_log import log
 
 from shelvefix import backends
 from shelvefix.backends import gunicorn
 from shelvefix.backends import mariadb
+from shelvefix.backends import observe
 from shelvefix.backends import postgresql
 
 DATABASES = ('postgresql', 'mariadb', 'sqlite')
@@ -70,6 +72,9 @@ _PLACEMENT_CONF = '''\
 # Written by shelvefix.backends.server for one server.
 [DEFAULT]
 debug = {debug}
+# oslo.db's retries of a deadlock (or a lost connection) are logged at
+# debug only; counted in the log (shelvefix.backends.observe.retries).
+default_log_levels = {log_levels}
 
 [api]
 auth_strategy = noauth2
@@ -224,7 +229,9 @@ class PlacementServer(fixtures.Fixture):
                                              'placement.conf')
         with open(self.placement_config, 'w') as f:
             f.write(_PLACEMENT_CONF.format(
-                connection=self.db_url, debug=self._debug))
+                connection=self.db_url, debug=self._debug,
+                log_levels=','.join(log.get_default_log_levels() +
+                                    [observe.RETRY_LOGGER + '=DEBUG'])))
 
         started = time.monotonic()
         self._run_placement('placement-manage db sync', _placement_manage() + [
@@ -281,38 +288,30 @@ class PlacementServer(fixtures.Fixture):
         ``{'deadlocks': n, 'lock waits': n}`` from MariaDB's global status
         (``Innodb_deadlocks``, ``Innodb_row_lock_waits``), ``{'deadlocks':
         n}`` from PostgreSQL's ``pg_stat_database`` for this server's
-        database; ``{}`` for sqlite and for a ``db_url`` given (its
-        counters are not this run's alone). Compare two readings.
+        database; none for sqlite and for a ``db_url`` given (its counters
+        are not this run's alone); and always placement's own retries
+        (:meth:`placement_retries`). Compare two readings.
         """
+        counted = self.placement_retries()
         if self._db_url is not None:
-            return {}
+            return counted
         if self.mariadb is not None:
             status = self.mariadb.status(['Innodb_deadlocks',
                                           'Innodb_row_lock_waits'])
-            return {'deadlocks': status.get('Innodb_deadlocks', 0),
-                    'lock waits': status.get('Innodb_row_lock_waits', 0)}
-        if self.database == 'postgresql':
-            return postgresql.counters(self.db_url)
-        return {}
+            counted.update({
+                'deadlocks': status.get('Innodb_deadlocks', 0),
+                'lock waits': status.get('Innodb_row_lock_waits', 0)})
+        elif self.database == 'postgresql':
+            counted.update(postgresql.counters(self.db_url))
+        return counted
+
+    def placement_retries(self):
+        """What placement's workers retried: see :func:`.observe.retries`."""
+        return observe.retries(self.log_path)
 
     def ghost_consumers(self):
-        """How many consumer records hold no allocation (ghosts), now.
-
-        Read from placement's own tables (``consumers``, ``allocations``):
-        a ``DELETE /allocations`` whose consumer clean-up did not commit
-        leaves one until a later write of that consumer heals it.
-        """
-        import sqlalchemy
-
-        engine = sqlalchemy.create_engine(self.db_url)
-        try:
-            with engine.connect() as conn:
-                return conn.execute(sqlalchemy.text(
-                    'SELECT COUNT(*) FROM consumers c WHERE NOT EXISTS '
-                    '(SELECT 1 FROM allocations a WHERE a.consumer_id = '
-                    'c.uuid)')).scalar()
-        finally:
-            engine.dispose()
+        """Ghost consumers in its database: see :func:`.observe.ghosts`."""
+        return observe.ghosts(self.db_url)
 
     def _env(self):
         env = dict(os.environ)

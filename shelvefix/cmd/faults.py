@@ -7,6 +7,7 @@ was lost (which must be nothing). Exit 0 only if nothing was lost.
 """
 
 import collections
+import contextlib
 import json
 
 from shelvefix import backends
@@ -30,12 +31,17 @@ DESCRIPTION = (
 )
 
 
+GALERA = 'galera'
+
+
 def add_arguments(parser):
     """Add the command's options to its subparser."""
     parser.add_argument(
-        '--backend', choices=backends.NAMES, action='append',
+        '--backend', choices=backends.NAMES + (GALERA,), action='append',
         help='placement to inject faults in front of (repeatable; '
-             'default: real, the embedded openstack-placement)')
+             'default: real, the embedded openstack-placement; galera: '
+             'placement under gunicorn on each node of a three-node '
+             'MariaDB Galera cluster, every request to the next node)')
     common.add_config_file_argument(parser)
     common.add_free_argument(parser, 'both')
     common.add_json_argument(parser)
@@ -44,13 +50,25 @@ def add_arguments(parser):
     common.add_progress_argument(parser)
 
 
+@contextlib.contextmanager
+def _galera():
+    """Placement on a Galera cluster, reached as ``--backend remote``."""
+    from shelvefix.backends import galera
+    with galera.GaleraPlacement() as cluster:
+        with common.make_backend(backends.REMOTE,
+                                 [cluster.shelvefix_config]) as placement:
+            cluster.spread(placement)
+            yield placement
+
+
 def _case_json(case):
     return {'free': case.free, 'phase': case.point.phase,
             'method': case.point.method, 'fault': case.kind.name,
             'failed': case.failed,
             'error': None if case.error is None else '%s: %s' % (
                 type(case.error).__name__, case.error),
-            'violations': case.violations}
+            'violations': case.violations,
+            'not_injected': case.not_injected}
 
 
 def run(args, out, err):
@@ -62,13 +80,19 @@ def run(args, out, err):
     names = args.backend or [backends.REAL]
     frees = args.free or race.FREE_METHODS
     results = collections.OrderedDict()
-    placements = [(name, common.make_backend(name, args.config_file))
+    if GALERA in names and args.config_file:
+        raise common.CommandError(
+            '--config-file cannot be given with --backend galera, which '
+            'writes the configuration of the placement it starts: run '
+            'the other backends without it')
+    placements = [(name, _galera() if name == GALERA else
+                   common.make_backend(name, args.config_file))
                   for name in names]
     total = len(fault_matrix.matrix(frees))
     for name, placement in placements:
         progress = common.Progress(err, 'faults on %s' % name, total=total,
                                    force=args.progress, unit='cases')
-        with placement:
+        with placement as placement:
             results[name] = fault_matrix.run_matrix(placement, frees=frees,
                                                     progress=progress)
         progress.finish()
@@ -94,7 +118,15 @@ def run(args, out, err):
             name, s['faults_tried'], s['failures_surfaced'], s['absorbed'],
             s['invariants_held'], s['lost']))
     for name, cases in results.items():
+        skipped = [c for c in cases if c.not_injected]
+        if skipped:
+            out.write('%s: %d case%s not run (%s): %s\n' % (
+                name, len(skipped), '' if len(skipped) == 1 else 's',
+                ', '.join(sorted(set(c.kind.name for c in skipped))),
+                skipped[0].not_injected))
         for case in cases:
+            if case.not_injected:
+                continue
             if args.verbose or case.violations:
                 out.write('%s %s %s %s %s: %s\n' % (
                     name, case.free, case.point.phase, case.point.method,

@@ -78,9 +78,11 @@ def add_arguments(parser):
              'to the next node\'s placement server, so that every node is '
              'written through; single sends them all to the first')
     parser.add_argument(
-        '--galera-fault', choices=('kill',),
-        help='with --database galera: kill (SIGKILL) the last node 2 s '
-             'into each ordering\'s run and start it again 5 s later')
+        '--galera-fault', choices=('kill', 'pause'),
+        help='with --database galera, 2 s into each ordering\'s run: '
+             'kill (SIGKILL) the last node and start it again 5 s later; '
+             'or pause (SIGSTOP) it for 35 s, longer than the placement '
+             'client\'s timeout')
     parser.add_argument('--server-workers', type=int, metavar='N',
                         help='gunicorn worker processes of --backend server '
                              '(default %d)' % DEFAULT_SERVER_WORKERS)
@@ -192,7 +194,8 @@ def _run_on_server(args, out, err):
 
 def _run_on_galera(args, workers, out, err):
     from shelvefix.backends import galera
-    writers = args.galera_writer or galera.MULTI
+    from shelvefix.backends import loadbalancer
+    writers = args.galera_writer or loadbalancer.MULTI
     with galera.GaleraPlacement(workers=workers) as cluster:
         with common.make_backend(backends.REMOTE,
                                  [cluster.shelvefix_config]) as placement:
@@ -200,7 +203,7 @@ def _run_on_galera(args, workers, out, err):
             where = ('placement under gunicorn (%d workers) on each of %d '
                      'Galera nodes (%s writer%s: %s), galera' % (
                          workers, len(cluster.urls), writers,
-                         's' if writers == galera.MULTI else '',
+                         's' if writers == loadbalancer.MULTI else '',
                          ', '.join(cluster.urls)))
             return _run(args, placement, where, out, err, database=cluster)
 
@@ -214,6 +217,7 @@ def _run(args, placement, where, out, err, database=None):
         left, go in the report (``figures``)
     """
     from shelvefix.race import stress
+    from shelvefix.race import stress_report
     results, figures = [], []
     orderings = args.ordering or race.ORDERINGS
     for ordering in [o for o in race.ORDERINGS if o in orderings]:
@@ -241,8 +245,8 @@ def _run(args, placement, where, out, err, database=None):
                 raise
             setting_up.finish()
             progress.finish()
-            figures.append(_figures(results[-1], placement, requests,
-                                    database, before, fault))
+            figures.append(stress_report.figures(
+                results[-1], placement, requests, database, before, fault))
     corrected_bad = any(stress.bad(r) for r in results
                         if r.ordering == race.CORRECTED)
     if args.json:
@@ -250,66 +254,25 @@ def _run(args, placement, where, out, err, database=None):
                    'cycles_per_server': args.cycles,
                    'poll_interval': args.poll_interval,
                    'compute_latency_ms': args.compute_latency,
-                   'results': [dict(_json(r), **f)
+                   'results': [dict(stress_report.as_json(r), **f)
                                for r, f in zip(results, figures)],
                    'corrected_is_clean': not corrected_bad},
                   out, indent=2, sort_keys=True)
         out.write('\n')
     else:
-        _print(args, where, results, out, figures)
+        stress_report.write(args, where, results, out, figures)
     return 1 if corrected_bad else 0
 
 
 def _start_fault(args, database):
     """The fault of the run (``--galera-fault``), started; or None."""
-    if getattr(args, 'galera_fault', None) != 'kill':
+    if not getattr(args, 'galera_fault', None):
         return None
-    from shelvefix.backends import galera
-    crash = galera.NodeCrash(database.cluster, len(database.urls) - 1)
-    crash.start()
-    return crash
-
-
-def _figures(result, placement, requests, database, before, fault=None):
-    """Requests per second and, on a server, the database's conflicts.
-
-    ``requests`` and ``before`` are the call count and the counters read
-    before the run; every request of the run (set-up and clean-up too) is
-    counted.
-    """
-    figures = {'requests': len(placement.calls) - requests}
-    figures['requests_per_second'] = round(
-        figures['requests'] / result.elapsed, 1)
-    if fault is not None:
-        fault.cancel.set()
-        fault.join(fault.timeout)
-        figures['fault'] = fault.describe()
-        figures['failed_over'] = dict(getattr(placement.transport,
-                                              'failures', {}))
-    if database is not None:
-        after = database.counters()
-        figures['database'] = database.database
-        figures['database_counters'] = {
-            name: after[name] - before.get(name, 0) for name in after}
-        figures['ghost_consumers_left'] = database.ghost_consumers()
-    return figures
-
-
-def _print_figures(results, figures, out):
-    for r, f in zip(results, figures):
-        line = '%s/%s: %d requests, %.1f requests/s' % (
-            r.ordering, r.free, f['requests'], f['requests_per_second'])
-        if 'database' in f:
-            line += '; %s: %s; ghost consumers left: %d' % (
-                f['database'], ', '.join(
-                    '%s %d' % item for item in sorted(
-                        f['database_counters'].items())) or 'no counters',
-                f['ghost_consumers_left'])
-        out.write(line + '\n')
-        if 'fault' in f:
-            out.write('  fault: %s; requests failed per server: %s\n' % (
-                f['fault'], ', '.join('%s %d' % item for item in sorted(
-                    f['failed_over'].items())) or 'none'))
+    from shelvefix.backends import galera_faults
+    fault = galera_faults.FAULTS[args.galera_fault](
+        database.cluster, len(database.urls) - 1)
+    fault.start()
+    return fault
 
 
 def _report_left(interrupt, err):
@@ -323,78 +286,3 @@ def _report_left(interrupt, err):
         err.write('shelvefix stress: interrupted, and %s\n'
                   % common.one_line(str(left)))
         err.flush()
-
-
-def _json(r):
-    from shelvefix.race import outcomes
-    from shelvefix.race import stress
-    return {'ordering': r.ordering, 'free': r.free, 'cycles': r.cycles,
-            'elapsed_s': round(r.elapsed, 3),
-            'cycles_per_second': round(r.cycles / r.elapsed, 2),
-            'outcomes': r.counts,
-            'scheduler_409': r.counts.get(outcomes.SCHEDULER_409, 0),
-            'compute_409': r.counts.get(outcomes.COMPUTE_409, 0),
-            'claims_wiped': r.counts.get(outcomes.CLAIM_WIPED, 0),
-            'allocations_leaked': r.counts.get(outcomes.LEAKED, 0),
-            'placement_failed': r.counts.get(outcomes.PLACEMENT_FAILED, 0),
-            'usage_expected': r.usage_expected,
-            'usage_actual': r.usage_actual,
-            'usage_ok': r.usage_expected == r.usage_actual,
-            'cycles_lost': r.lost,
-            'bad': sorted(stress.bad(r))}
-
-
-def _print(args, where, results, out, figures=()):
-    from shelvefix.race import outcomes
-    from shelvefix.race import stress
-    out.write('shelvefix stress: %d servers x %d cycles, real threads, the '
-              'client polling every %g s%s\non %s\n\n' % (
-                  args.servers, args.cycles, args.poll_interval,
-                  (", +%g ms per compute placement request"
-                   % args.compute_latency if args.compute_latency else ''),
-                  where))
-    # The ordering's outcomes (what the gate judges), then placement's own
-    # failures (reported only), then whether any usage was lost.
-    header = ('ordering', 'free', 'cycles', 'cycles/s', 'ok', 'sched 409',
-              'compute 409', 'wiped', 'leaked', 'placement failed', 'usages')
-    out.write('%-10s %-8s %6s %8s %5s %9s %11s %6s %6s %16s  %s\n' % header)
-    for r in results:
-        c = r.counts
-        others = sorted(set(c) - {outcomes.OK, outcomes.SCHEDULER_409,
-                                  outcomes.COMPUTE_409, outcomes.CLAIM_WIPED,
-                                  outcomes.LEAKED, outcomes.PLACEMENT_FAILED})
-        out.write('%-10s %-8s %6d %8.1f %5d %9d %11d %6d %6d %16d  %s%s\n' % (
-            r.ordering, r.free, r.cycles, r.cycles / r.elapsed,
-            c.get(outcomes.OK, 0), c.get(outcomes.SCHEDULER_409, 0),
-            c.get(outcomes.COMPUTE_409, 0), c.get(outcomes.CLAIM_WIPED, 0),
-            c.get(outcomes.LEAKED, 0), c.get(outcomes.PLACEMENT_FAILED, 0),
-            'as expected' if r.usage_expected == r.usage_actual else
-            'MISMATCH', (' (also: %s)' % ', '.join(
-                '%s %d' % (k, c[k]) for k in others)) if others else ''))
-    for r in results:
-        if r.lost:
-            out.write('\n%s/%s: %d cycles lost (%s): a cycle raised and its '
-                      "server's run ended" % (
-                          r.ordering, r.free, sum(r.lost.values()),
-                          ', '.join('%s %d' % item
-                                    for item in sorted(r.lost.items()))))
-    for r in results:
-        if r.usage_expected != r.usage_actual:
-            out.write('\n%s/%s provider usages: expected %s, placement has '
-                      '%s' % (r.ordering, r.free, r.usage_expected,
-                              r.usage_actual))
-    out.write('\n')
-    if figures:
-        _print_figures(results, figures, out)
-        out.write('\n')
-    corrected = [r for r in results if r.ordering == race.CORRECTED]
-    if corrected:
-        out.write('Corrected order: %s\n' % (
-            'BAD OUTCOMES FOUND' if any(stress.bad(r) for r in corrected)
-            else 'no bad outcome'))
-        failed = sum(r.counts.get(outcomes.PLACEMENT_FAILED, 0)
-                     for r in corrected)
-        if failed:
-            out.write('(placement itself failed in %d corrected cycles: '
-                      'reported, not judged; nothing was lost unless the '
-                      'usages say MISMATCH)\n' % failed)

@@ -316,10 +316,14 @@ class ComputeManager(resize.ResizeMixin, evacuate.EvacuateMixin,
         if node is None:
             node = self.host
         limits = filter_properties.get('limits', {})
-        allocations = self.reportclient.get_allocations_for_consumer(
-            context, instance.uuid)
 
         try:
+            # Inside the try, unlike nova's: a placement failure at this
+            # read must give the scheduler's claim back too, or an
+            # offloaded instance keeps it (and the next unshelve's claim
+            # doubles it up).
+            allocations = self.reportclient.get_allocations_for_consumer(
+                context, instance.uuid)
             with self.rt.instance_claim(context, instance, node, allocations,
                                         limits):
                 self.network_api.setup_instance_network_on_host(
@@ -334,8 +338,9 @@ class ComputeManager(resize.ResizeMixin, evacuate.EvacuateMixin,
         except Exception:
             LOG.exception('Instance %s failed to spawn', instance.uuid)
             # The scheduler's allocations on this host go back whether the
-            # claim, the network set-up or the spawn failed: aborting the
-            # claim only stops the node counting the instance.
+            # allocation read, the claim, the network set-up or the spawn
+            # failed: aborting the claim only stops the node counting the
+            # instance.
             self.reportclient.delete_allocation_for_instance(
                 context, instance.uuid, force=True)
             self._terminate_volume_connections(context, instance, bdms)

@@ -92,7 +92,30 @@ def _fault_args(kind, point):
 
 
 Case = collections.namedtuple(
-    'Case', ['free', 'point', 'kind', 'failed', 'error', 'violations'])
+    'Case', ['free', 'point', 'kind', 'failed', 'error', 'violations',
+             'not_injected'], defaults=(None,))
+Case.__doc__ = """One fault at one request, and what it left.
+
+``not_injected`` says why the fault could not be injected into this
+placement (a fault inside placement's database, for a placement in
+another process); the case then did not run.
+"""
+
+#: Why a fault inside placement cannot be injected into a remote one.
+NOT_IN_THIS_PROCESS = ("placement's database is another process's: a "
+                       "fault inside it cannot be injected from here")
+
+
+def injects_inside(placement):
+    """Whether ``placement`` takes faults inside (``fail_consumer_cleanup``).
+
+    Asked by disarming it, which changes nothing where it is supported.
+    """
+    try:
+        placement.fail_consumer_cleanup(0)
+    except NotImplementedError:
+        return False
+    return True
 
 
 class _ErrorLog(logging.Handler):
@@ -238,15 +261,26 @@ def run_matrix(placement, frees=race.FREE_METHODS, kinds=None,
         ``len(matrix(frees, kinds))``)
     """
     cases = []
+    inside = injects_inside(placement)
     for free, point, kind in matrix(frees, kinds):
-        cases.append(run_case(placement, free, point, kind))
+        if kind.when == INSIDE and not inside:
+            cases.append(Case(free, point, kind, False, None, [],
+                              NOT_IN_THIS_PROCESS))
+        else:
+            cases.append(run_case(placement, free, point, kind))
         if progress:
             progress(len(cases))
     return cases
 
 
 def summary(cases):
-    """Counts for the report: tried, surfaced, absorbed, held, lost."""
+    """Counts for the report: tried, surfaced, absorbed, held, lost.
+
+    ``not_injected`` counts the cases that could not run here; they are
+    in no other count.
+    """
+    skipped = [c for c in cases if c.not_injected]
+    cases = [c for c in cases if not c.not_injected]
     lost = [c for c in cases if c.violations]
     return {
         'faults_tried': len(cases),
@@ -254,4 +288,5 @@ def summary(cases):
         'absorbed': sum(1 for c in cases if not c.failed),
         'invariants_held': len(cases) - len(lost),
         'lost': len(lost),
+        'not_injected': len(skipped),
     }

@@ -25,17 +25,18 @@ so that it handles a signal the kernel gave another thread.
 """
 
 import collections
+import logging
 import random
 import threading
 import time
 
-from oslo_log import log as logging
+from oslo_log import log as oslo_logging
 
 from shelvefix import exception
 from shelvefix.race import outcomes
 from shelvefix.race import stress_harness
 
-LOG = logging.getLogger(__name__)
+LOG = oslo_logging.getLogger(__name__)
 
 #: Seconds an interrupted run waits for the cycles under way to end. Each
 #: of a cycle's waits gives up once the run is stopped, so only a request
@@ -48,16 +49,37 @@ MAIN_WAIT_SLICE = 0.1
 
 StressResult = collections.namedtuple(
     'StressResult', ['ordering', 'free', 'servers', 'cycles', 'elapsed',
-                     'counts', 'usage_expected', 'usage_actual', 'lost'],
-    defaults=({},))
+                     'counts', 'usage_expected', 'usage_actual', 'lost',
+                     'ghosts_healed'],
+    defaults=({}, 0))
 StressResult.__doc__ = """One ordering's run.
 
 ``cycles`` is what was asked (servers x cycles); ``counts`` the outcome
 labels of the cycles that ran to their end; ``lost`` ``{cause: cycles}``
 the cycles that did not: a cycle that raised (a placement failure the
-code under test did not handle, a harness error) ends its server's run,
-and its remaining cycles are lost to that exception's class.
+code under test passed on, a harness error) is lost to that exception's
+class, and its server's next cycle starts from the state it left, as a
+user's retry would. ``ghosts_healed`` counts the claims that found a
+ghost consumer (placement's record of a consumer whose allocations a
+``DELETE`` removed without it) and claimed over it.
 """
+
+#: The report client's logger, and the start of what it logs when a claim
+#: heals a ghost consumer.
+_REPORT_LOGGER = 'shelvefix.scheduler.client.report'
+_GHOST_HEALED = 'Placement keeps consumer'
+
+
+class _GhostsHealed(logging.Handler):
+    """Counts the report client's ghost heals, while attached."""
+
+    def __init__(self):
+        super().__init__(level=logging.WARNING)
+        self.count = 0
+
+    def emit(self, record):
+        if str(record.msg).startswith(_GHOST_HEALED):
+            self.count += 1
 
 
 class _Background(object):
@@ -159,6 +181,9 @@ def run(placement, ordering, free, servers, cycles, poll_interval=0.005,
                       stress_harness._ComputeLatencyTransport(
                           placement.transport, latency))
     harness = stress_harness.Harness(placement, ordering, free)
+    healed = _GhostsHealed()
+    report_log = logging.getLogger(_REPORT_LOGGER)
+    report_log.addHandler(healed)
     counts = collections.Counter()
     lost = collections.Counter()
     lock = threading.Lock()
@@ -172,14 +197,20 @@ def run(placement, ordering, free, servers, cycles, poll_interval=0.005,
             try:
                 labels = server.cycle(poll_interval, rng, stop)
             except Exception as e:
-                LOG.warning('Server %(uuid)s: cycle %(number)d raised; its '
-                            '%(left)d cycles left are lost: %(error)s',
+                # As a user would, the server goes on: its next cycle
+                # starts from the state this one left (an unshelve that
+                # failed is unshelved again, an offload that failed is
+                # offloaded again).
+                LOG.warning('Server %(uuid)s: cycle %(number)d raised and '
+                            'is lost: %(error)s',
                             {'uuid': server.uuid, 'number': number + 1,
-                             'left': cycles - number, 'error': e},
-                            exc_info=True)
+                             'error': e}, exc_info=True)
                 with lock:
-                    lost[type(e).__name__] += cycles - number
-                return
+                    lost[type(e).__name__] += 1
+                    done[0] += 1
+                    if progress:
+                        progress(done[0])
+                continue
             if labels is None:
                 return
             with lock:
@@ -205,7 +236,8 @@ def run(placement, ordering, free, servers, cycles, poll_interval=0.005,
         elapsed = time.monotonic() - start
         return StressResult(
             ordering, free, servers, servers * cycles, elapsed, dict(counts),
-            harness.expected_usage(), harness.actual_usage(), dict(lost))
+            harness.expected_usage(), harness.actual_usage(), dict(lost),
+            healed.count)
 
     runner = _Background(body, 'stress-run')
     interrupt = None
@@ -214,6 +246,8 @@ def run(placement, ordering, free, servers, cycles, poll_interval=0.005,
     except KeyboardInterrupt as e:
         interrupt = e
         _stop(runner, stop)
+    finally:
+        report_log.removeHandler(healed)
     if latency:
         session.mount(placement.endpoint, placement.transport)
     cleaner = _Background(harness.clean_up, 'stress-clean-up')

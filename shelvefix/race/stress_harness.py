@@ -307,33 +307,32 @@ def _retried(call, deadline):
 
     :param deadline: no try starts again after this ``time.monotonic()``
     """
+    try:
+        _observed(call, deadline)
+    except Exception as e:
+        return e
+    return None
+
+
+def _observed(call, deadline=None):
+    """What ``call()`` returns, tried :data:`CLEANUP_ATTEMPTS` times.
+
+    :param deadline: no try starts again after this ``time.monotonic()``
+        (None: every try is made)
+    :raises: the last try's error
+    """
     error = None
     for attempt in range(CLEANUP_ATTEMPTS):
         if attempt:
-            if time.monotonic() + CLEANUP_RETRY_DELAY > deadline:
+            if (deadline is not None and
+                    time.monotonic() + CLEANUP_RETRY_DELAY > deadline):
                 break
             time.sleep(CLEANUP_RETRY_DELAY)
         try:
-            call()
-            return None
+            return call()
         except Exception as e:
             error = e
-    return error
-
-
-def _observed(call):
-    """What ``call()`` returns, tried :data:`CLEANUP_ATTEMPTS` times.
-
-    :raises: the last try's error
-    """
-    for attempt in range(CLEANUP_ATTEMPTS):
-        if attempt:
-            time.sleep(CLEANUP_RETRY_DELAY)
-        try:
-            return call()
-        except Exception:
-            if attempt == CLEANUP_ATTEMPTS - 1:
-                raise
+    raise error
 
 
 def _some(uuids):

@@ -8,6 +8,9 @@ The tests skip, saying why, when they cannot be had;
 """
 
 import os
+import time
+
+import requests
 
 from shelvefix import backends
 from shelvefix.backends import galera
@@ -60,3 +63,35 @@ class GaleraClusterTestCase(base.TestCase):
         self.assertFalse(any(os.path.exists(d) for d in directories))
         for node in cluster.nodes:
             self.assertFalse(test_mariadb.listening(node.port))
+
+    def test_placement_fails_over_from_a_dead_node(self):
+        # Placement on each node, each through its database proxy: with
+        # the last node killed, that node's placement server still answers
+        # (its proxy marked the node down and reconnects elsewhere), and
+        # the node comes back by an incremental state transfer.
+        with galera.GaleraPlacement(workers=1) as placement:
+            last = placement.servers[-1]
+            session = requests.Session()
+            session.trust_env = False
+            self.addCleanup(session.close)
+
+            def answer():
+                return session.get(
+                    last.url + '/resource_providers', timeout=10,
+                    headers={'X-Auth-Token': 'admin',
+                             'OpenStack-API-Version': 'placement 1.20'})
+            self.assertEqual(200, answer().status_code)
+            placement.cluster.kill(2)
+            proxy = placement.proxies[-1]
+            for _i in range(100):
+                if 0 not in proxy.up:
+                    break
+                time.sleep(0.1)
+            self.assertNotIn(0, proxy.up)
+            statuses = [answer().status_code for _i in range(3)]
+            self.assertEqual(200, statuses[-1], statuses)
+            self.assertGreaterEqual(
+                placement.counters()['nodes marked down'], 3)
+            placement.cluster.restart(2)
+            with open(placement.cluster.nodes[2].log_path) as f:
+                self.assertIn('IST completed', f.read())

@@ -123,6 +123,42 @@ class FaultChecksCanFailTestCase(base.TestCase):
                       ' '.join(case.violations))
 
 
+class NotInjectedTestCase(base.TestCase):
+    """A placement in another process takes no fault inside it."""
+
+    def test_inside_faults_are_said_not_run(self):
+        placement = self.useFixture(backends.make_backend('double'))
+        inside = [k for k in fault_matrix.KINDS
+                  if k.when == fault_matrix.INSIDE]
+        kinds = inside + [fault_matrix.KINDS[0]]
+        with mock.patch.object(placement, 'fail_consumer_cleanup',
+                               side_effect=NotImplementedError('remote')):
+            cases = fault_matrix.run_matrix(placement, frees=[race.DELETE],
+                                            kinds=kinds)
+        skipped = [c for c in cases if c.not_injected]
+        self.assertEqual([('offload', 'DELETE')],
+                         [(c.point.phase, c.point.method) for c in skipped])
+        self.assertEqual(fault_matrix.NOT_IN_THIS_PROCESS,
+                         skipped[0].not_injected)
+        summary = fault_matrix.summary(cases)
+        # The connection-refused kind at the delete way's 3 requests.
+        self.assertEqual(3, summary['faults_tried'])
+        self.assertEqual(1, summary['not_injected'])
+        self.assertEqual(0, summary['lost'])
+
+    def test_the_command_says_what_did_not_run(self):
+        out = io.StringIO()
+        with mock.patch.object(
+                backends.fixture.PlacementFixture, 'fail_consumer_cleanup',
+                side_effect=NotImplementedError('remote')):
+            rc = main.main(['faults', '--backend', 'double', '--free',
+                            'delete'], out=out)
+        self.assertEqual(0, rc)
+        self.assertIn('double: 1 case not run (DELETE partly committed): '
+                      "placement's database is another process's",
+                      out.getvalue())
+
+
 class FaultsCommandTestCase(base.TestCase):
 
     def test_text_and_json(self):

@@ -68,8 +68,8 @@ class StressTestCase(base.TestCase):
         self.assertEqual({}, self.placement.state.consumers)
 
     def test_a_cycle_that_raises_is_counted_lost(self):
-        # One server's second cycle raises: its run ends there, and the
-        # result says how many cycles were lost to what.
+        # One server's second cycle raises: that cycle is lost, counted by
+        # cause, and the server goes on with its next one.
         real_cycle = stress_harness._Server.cycle
         calls = {}
 
@@ -83,9 +83,51 @@ class StressTestCase(base.TestCase):
         with mock.patch.object(stress_harness._Server, 'cycle', cycle):
             result = stress.run(self.placement, race.CORRECTED, race.DELETE,
                                 servers=2, cycles=4, poll_interval=0.001)
-        self.assertEqual({'RuntimeError': 3}, result.lost)
-        self.assertEqual(8, sum(result.counts.values()) +
-                         sum(result.lost.values()))
+        self.assertEqual({'RuntimeError': 1}, result.lost)
+        self.assertEqual({outcomes.OK: 7}, result.counts)
+        self.assertEqual([4, 4], sorted(calls.values()))
+        self.assertEqual(result.usage_expected, result.usage_actual)
+
+    def test_unshelve_failing_at_its_allocation_read_loses_nothing(self):
+        # Placement answers 500 to the destination compute's read of the
+        # allocations (a database node going away under it): that cycle
+        # raises; the scheduler's claim goes back, and the next cycle
+        # unshelves the offloaded server again. One server: its first
+        # cycle goes to the second host and its retry to the first, where
+        # a claim kept on the second would be doubled up.
+        real_read = type(self.placement.client).get_allocations_for_consumer
+        failed = []
+
+        def read(client, context, consumer_uuid):
+            if not failed:
+                failed.append(consumer_uuid)
+                self.placement.inject_fault(
+                    method='GET', path='/allocations/' + consumer_uuid,
+                    status=500)
+            return real_read(client, context, consumer_uuid)
+        self.useFixture(fixtures.FakeLogger(level=logging.WARNING))
+        with mock.patch.object(type(self.placement.client),
+                               'get_allocations_for_consumer', read):
+            result = stress.run(self.placement, race.CORRECTED, race.DELETE,
+                                servers=1, cycles=3, poll_interval=0.001)
+        self.assertEqual(1, len(failed))
+        self.assertEqual({'ConsumerAllocationRetrievalFailed': 1},
+                         result.lost)
+        self.assertEqual({outcomes.OK: 2}, result.counts)
+        self.assertEqual(set(), stress.bad(result))
+        self.assertEqual(result.usage_expected, result.usage_actual)
+        self.assertEqual(1, sum(u.get('VCPU', 0) for u in
+                                result.usage_actual.values()))
+
+    def test_ghost_consumers_healed_are_counted(self):
+        # Placement fails the consumer clean-up of two frees: each leaves a
+        # ghost, and the next claim for that server heals it.
+        self.placement.fail_consumer_cleanup(times=2)
+        self.useFixture(fixtures.FakeLogger(level=logging.WARNING))
+        result = stress.run(self.placement, race.CORRECTED, race.DELETE,
+                            servers=2, cycles=3, poll_interval=0.001)
+        self.assertEqual(2, result.ghosts_healed)
+        self.assertEqual(set(), stress.bad(result))
         self.assertEqual(result.usage_expected, result.usage_actual)
 
     def test_usage_mismatch_is_reported(self):
@@ -189,7 +231,8 @@ class StressCommandTestCase(base.TestCase):
         self.assertIn(', mariadb', data['placement'])
         for r in data['results']:
             self.assertEqual('mariadb', r['database'])
-            self.assertEqual({'deadlocks', 'lock waits'},
+            self.assertEqual({'deadlocks', 'lock waits', 'placement retries',
+                              'placement gave up'},
                              set(r['database_counters']))
             self.assertEqual(0, r['ghost_consumers_left'])
             self.assertGreater(r['requests'], 6 * 4)
@@ -198,7 +241,11 @@ class StressCommandTestCase(base.TestCase):
 
 
 def mariadb_servers():
-    """The pids of the mariadbd processes shelvefix started, still alive."""
+    """The pids of the mariadbd processes this process started, alive.
+
+    Its children only: another test worker may run a cluster of its own
+    meanwhile.
+    """
     pids = []
     for entry in os.listdir('/proc'):
         if not entry.isdigit():
@@ -206,8 +253,11 @@ def mariadb_servers():
         try:
             with open('/proc/%s/cmdline' % entry, 'rb') as f:
                 cmdline = f.read()
-        except OSError:
+            with open('/proc/%s/stat' % entry) as f:
+                parent = int(f.read().rsplit(')', 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
             continue
-        if b'mariadbd' in cmdline and b'shelvefix-mariadb-' in cmdline:
+        if (parent == os.getpid() and b'mariadbd' in cmdline and
+                b'shelvefix-mariadb-' in cmdline):
             pids.append(int(entry))
     return pids

@@ -1,8 +1,11 @@
 """Tests for shelvefix.backends.mariadb that start no server."""
 
+import os
+import socket
 import subprocess
 from unittest import mock
 
+import fixtures
 import testtools
 
 from shelvefix import backends
@@ -74,12 +77,15 @@ class StopTestCase(testtools.TestCase):
         process.poll.return_value = None
         process.wait.side_effect = [subprocess.TimeoutExpired('x', 1), 0]
         server.stop(timeout=1)
-        process.send_signal.assert_called_once_with(mariadb.signal.SIGTERM)
+        # SIGCONT after the SIGTERM: a paused server acts on it.
+        self.assertEqual([mock.call(mariadb.signal.SIGTERM),
+                          mock.call(mariadb.signal.SIGCONT)],
+                         process.send_signal.call_args_list)
         process.kill.assert_called_once_with()
         self.assertIsNone(server.process)
         # Stopped once: a second stop does nothing.
         server.stop()
-        self.assertEqual(1, process.send_signal.call_count)
+        self.assertEqual(2, process.send_signal.call_count)
 
     def test_a_server_that_exited_is_not_signalled(self):
         server = mariadb.MariaDBServer()
@@ -87,3 +93,35 @@ class StopTestCase(testtools.TestCase):
         process.poll.return_value = 1
         server.stop()
         process.send_signal.assert_not_called()
+
+
+class FreePortTestCase(testtools.TestCase):
+
+    def test_below_the_ephemeral_range_and_never_twice(self):
+        with open('/proc/sys/net/ipv4/ip_local_port_range') as f:
+            low = int(f.read().split()[0])
+        ports = [mariadb.free_port() for _i in range(20)]
+        self.assertEqual(20, len(set(ports)))
+        if low > 11000:
+            self.assertTrue(all(10000 <= p < low for p in ports), ports)
+
+    def test_a_port_in_use_is_passed_over(self):
+        with socket.socket() as sock:
+            sock.bind(('127.0.0.1', 0))
+            taken = sock.getsockname()[1]
+            with mock.patch.object(mariadb.random.SystemRandom, 'randint',
+                                   side_effect=[taken, taken + 1]), \
+                    mock.patch.object(mariadb, '_ephemeral_low',
+                                      return_value=65000):
+                port = mariadb.free_port()
+        self.assertNotEqual(taken, port)
+
+    def test_a_start_failure_shows_the_error_lines(self):
+        server = mariadb.MariaDBServer()
+        directory = self.useFixture(fixtures.TempDir()).path
+        server.log_path = os.path.join(directory, 'error.log')
+        with open(server.log_path, 'w') as f:
+            f.write('[Note] starting\n[ERROR] WSREP: bind: Address already '
+                    'in use\n' + '[Note] more\n' * 500)
+        self.assertEqual('[ERROR] WSREP: bind: Address already in use',
+                         server._error_log())

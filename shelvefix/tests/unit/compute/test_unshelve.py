@@ -105,6 +105,22 @@ class UnshelveTestCase(base.TestCase):
             (vm_states.SHELVED_OFFLOADED, None, None, None), self.saved())
         self.assertEqual([], self.rt.tracked_on('node-2'))
 
+    def test_allocation_read_failure_gives_the_claim_back(self):
+        # nova 34 reads the allocations before the try: placement failing
+        # there (a 500 from a database node going away) left the
+        # scheduler's claim held by an offloaded instance.
+        self.client.get_allocations_for_consumer.side_effect = (
+            exception.ConsumerAllocationRetrievalFailed(
+                consumer_uuid=self.inst.uuid, error='HTTP 500'))
+        self.assertRaises(exception.ConsumerAllocationRetrievalFailed,
+                          self.unshelve)
+        self.client.delete_allocation_for_instance.assert_called_once_with(
+            self.context, self.inst.uuid, force=True)
+        self.assertEqual(
+            (vm_states.SHELVED_OFFLOADED, None, None, None), self.saved())
+        self.assertEqual([], self.rt.tracked_on('node-2'))
+        self.assertEqual([], self.driver.calls)
+
     def test_claim_failing_after_saving_host_and_node(self):
         # The claim saves host and node first, then counts the instance: a
         # failure in between returns no Claim, so nothing aborts it and

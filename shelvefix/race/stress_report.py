@@ -1,0 +1,156 @@
+"""The stress run's report: the outcome table, figures and JSON.
+
+:func:`figures` measures one ordering's run (its requests, the database's
+conflict counters and the ghost consumers it left, what a fault cost);
+:func:`write` prints the table that ``shelvefix stress`` shows,
+:func:`as_json` one result as its ``--json`` entry.
+"""
+
+import collections
+import re
+
+from shelvefix import race
+from shelvefix.race import outcomes
+from shelvefix.race import stress
+
+_UUID = re.compile('[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-'
+                   '[0-9a-f]{12}')
+
+
+def failed_requests(calls):
+    """``{'DELETE /allocations/{uuid} 500': n}``: what placement failed.
+
+    Every call answered 5xx or not at all (its status is then the
+    exception's name), by method, path (uuids as ``{uuid}``, no query)
+    and status: the code paths where placement did not absorb a
+    database error.
+    """
+    counted = collections.Counter()
+    for call in calls:
+        if isinstance(call.status, int) and call.status < 500:
+            continue
+        path = _UUID.sub('{uuid}', call.path.split('?', 1)[0])
+        counted['%s %s %s' % (call.method, path, call.status)] += 1
+    return dict(counted)
+
+
+def figures(result, placement, requests, database, before, fault=None):
+    """Requests per second and, on a server, the database's conflicts.
+
+    ``requests`` and ``before`` are the call count and the counters read
+    before the run; every request of the run (set-up and clean-up too) is
+    counted, and those that failed (:func:`failed_requests`).
+    """
+    figures = {'requests': len(placement.calls) - requests}
+    figures['requests_per_second'] = round(
+        figures['requests'] / result.elapsed, 1)
+    figures['failed_requests'] = failed_requests(placement.calls[requests:])
+    if fault is not None:
+        fault.cancel.set()
+        fault.join(fault.timeout)
+        figures['fault'] = fault.describe()
+        figures['failed_over'] = dict(getattr(placement.transport,
+                                              'failures', {}))
+    if database is not None:
+        after = database.counters()
+        figures['database'] = database.database
+        figures['database_counters'] = {
+            name: after[name] - before.get(name, 0) for name in after}
+        figures['ghost_consumers_left'] = database.ghost_consumers()
+    return figures
+
+
+def write_figures(results, figures, out):
+    """The lines under the table: each run's :func:`figures`."""
+    for r, f in zip(results, figures):
+        line = '%s/%s: %d requests, %.1f requests/s' % (
+            r.ordering, r.free, f['requests'], f['requests_per_second'])
+        if 'database' in f:
+            line += '; %s: %s; ghost consumers healed: %d, left: %d' % (
+                f['database'], ', '.join(
+                    '%s %d' % item for item in sorted(
+                        f['database_counters'].items())) or 'no counters',
+                r.ghosts_healed, f['ghost_consumers_left'])
+        out.write(line + '\n')
+        if f.get('failed_requests'):
+            out.write('  placement failed: %s\n' % ', '.join(
+                '%s x%d' % item for item in sorted(
+                    f['failed_requests'].items())))
+        if 'fault' in f:
+            out.write('  fault: %s; requests failed per server: %s\n' % (
+                f['fault'], ', '.join('%s %d' % item for item in sorted(
+                    f['failed_over'].items())) or 'none'))
+
+
+def as_json(r):
+    """A :class:`~shelvefix.race.stress.StressResult` as ``--json`` has it."""
+    return {'ordering': r.ordering, 'free': r.free, 'cycles': r.cycles,
+            'elapsed_s': round(r.elapsed, 3),
+            'cycles_per_second': round(r.cycles / r.elapsed, 2),
+            'outcomes': r.counts,
+            'scheduler_409': r.counts.get(outcomes.SCHEDULER_409, 0),
+            'compute_409': r.counts.get(outcomes.COMPUTE_409, 0),
+            'claims_wiped': r.counts.get(outcomes.CLAIM_WIPED, 0),
+            'allocations_leaked': r.counts.get(outcomes.LEAKED, 0),
+            'placement_failed': r.counts.get(outcomes.PLACEMENT_FAILED, 0),
+            'usage_expected': r.usage_expected,
+            'usage_actual': r.usage_actual,
+            'usage_ok': r.usage_expected == r.usage_actual,
+            'cycles_lost': r.lost,
+            'ghost_consumers_healed': r.ghosts_healed,
+            'bad': sorted(stress.bad(r))}
+
+
+def write(args, where, results, out, figures=()):
+    """The report ``shelvefix stress`` prints: table, figures, verdict."""
+    out.write('shelvefix stress: %d servers x %d cycles, real threads, the '
+              'client polling every %g s%s\non %s\n\n' % (
+                  args.servers, args.cycles, args.poll_interval,
+                  (", +%g ms per compute placement request"
+                   % args.compute_latency if args.compute_latency else ''),
+                  where))
+    # The ordering's outcomes (what the gate judges), then placement's own
+    # failures (reported only), then whether any usage was lost.
+    header = ('ordering', 'free', 'cycles', 'cycles/s', 'ok', 'sched 409',
+              'compute 409', 'wiped', 'leaked', 'placement failed', 'usages')
+    out.write('%-10s %-8s %6s %8s %5s %9s %11s %6s %6s %16s  %s\n' % header)
+    for r in results:
+        c = r.counts
+        others = sorted(set(c) - {outcomes.OK, outcomes.SCHEDULER_409,
+                                  outcomes.COMPUTE_409, outcomes.CLAIM_WIPED,
+                                  outcomes.LEAKED, outcomes.PLACEMENT_FAILED})
+        out.write('%-10s %-8s %6d %8.1f %5d %9d %11d %6d %6d %16d  %s%s\n' % (
+            r.ordering, r.free, r.cycles, r.cycles / r.elapsed,
+            c.get(outcomes.OK, 0), c.get(outcomes.SCHEDULER_409, 0),
+            c.get(outcomes.COMPUTE_409, 0), c.get(outcomes.CLAIM_WIPED, 0),
+            c.get(outcomes.LEAKED, 0), c.get(outcomes.PLACEMENT_FAILED, 0),
+            'as expected' if r.usage_expected == r.usage_actual else
+            'MISMATCH', (' (also: %s)' % ', '.join(
+                '%s %d' % (k, c[k]) for k in others)) if others else ''))
+    for r in results:
+        if r.lost:
+            out.write('\n%s/%s: %d cycles lost (%s): each raised, and its '
+                      "server's next cycle started from the state it left" % (
+                          r.ordering, r.free, sum(r.lost.values()),
+                          ', '.join('%s %d' % item
+                                    for item in sorted(r.lost.items()))))
+    for r in results:
+        if r.usage_expected != r.usage_actual:
+            out.write('\n%s/%s provider usages: expected %s, placement has '
+                      '%s' % (r.ordering, r.free, r.usage_expected,
+                              r.usage_actual))
+    out.write('\n')
+    if figures:
+        write_figures(results, figures, out)
+        out.write('\n')
+    corrected = [r for r in results if r.ordering == race.CORRECTED]
+    if corrected:
+        out.write('Corrected order: %s\n' % (
+            'BAD OUTCOMES FOUND' if any(stress.bad(r) for r in corrected)
+            else 'no bad outcome'))
+        failed = sum(r.counts.get(outcomes.PLACEMENT_FAILED, 0)
+                     for r in corrected)
+        if failed:
+            out.write('(placement itself failed in %d corrected cycles: '
+                      'reported, not judged; nothing was lost unless the '
+                      'usages say MISMATCH)\n' % failed)

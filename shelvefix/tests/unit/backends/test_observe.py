@@ -1,0 +1,49 @@
+"""Tests for shelvefix.backends.observe: placement's retries, its ghosts."""
+
+import os
+
+import fixtures
+import sqlalchemy
+import testtools
+
+from shelvefix.backends import observe
+
+
+class RetriesTestCase(testtools.TestCase):
+
+    def test_counted_in_the_log(self):
+        directory = self.useFixture(fixtures.TempDir()).path
+        path = os.path.join(directory, 'server.log')
+        with open(path, 'w') as f:
+            f.write(
+                '2026-12-02 DEBUG oslo_db.api [-] Performing DB retry for '
+                'function placement.objects.allocation._set_allocations\n'
+                '2026-12-02 INFO placement.requestlog [-] "PUT ..." 204\n'
+                '2026-12-02 DEBUG oslo_db.api [-] Performing DB retry for '
+                'function placement.objects.allocation._set_allocations\n'
+                '2026-12-02 ERROR oslo_db.api [-] DB exceeded retry limit.\n')
+        self.assertEqual({'placement retries': 2, 'placement gave up': 1},
+                         observe.retries(path))
+
+    def test_no_log_counts_nothing(self):
+        self.assertEqual({'placement retries': 0, 'placement gave up': 0},
+                         observe.retries('/nonexistent/server.log'))
+
+
+class GhostsTestCase(testtools.TestCase):
+
+    def test_consumers_without_allocations(self):
+        directory = self.useFixture(fixtures.TempDir()).path
+        url = 'sqlite:///%s' % os.path.join(directory, 'placement.db')
+        engine = sqlalchemy.create_engine(url)
+        self.addCleanup(engine.dispose)
+        with engine.begin() as conn:
+            conn.execute(sqlalchemy.text(
+                'CREATE TABLE consumers (uuid TEXT)'))
+            conn.execute(sqlalchemy.text(
+                'CREATE TABLE allocations (consumer_id TEXT)'))
+            conn.execute(sqlalchemy.text(
+                "INSERT INTO consumers VALUES ('a'), ('b'), ('c')"))
+            conn.execute(sqlalchemy.text(
+                "INSERT INTO allocations VALUES ('a'), ('a')"))
+        self.assertEqual(2, observe.ghosts(url))

@@ -1,0 +1,45 @@
+"""benchmarks/bench_databases.py: every set-up, and it stops when told.
+
+The benchmark lives beside the package, not in it: these tests run from a
+checkout and skip elsewhere.
+"""
+
+import importlib.util
+import os
+from unittest import mock
+
+from shelvefix.cmd import main as shelvefix_main
+from shelvefix import race
+from shelvefix.tests import base
+
+PATH = os.path.join(os.path.dirname(os.path.dirname(race.__file__)),
+                    os.pardir, 'benchmarks', 'bench_databases.py')
+
+
+class BenchDatabasesTestCase(base.TestCase):
+
+    def setUp(self):
+        super(BenchDatabasesTestCase, self).setUp()
+        if not os.path.exists(PATH):
+            self.skipTest('no checkout: %s is missing' % PATH)
+        spec = importlib.util.spec_from_file_location('bench_databases',
+                                                      PATH)
+        self.bench = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(self.bench)
+
+    def test_every_setup_is_a_stress_database(self):
+        parser = shelvefix_main.build_parser()
+        for name, options in self.bench.SETUPS.items():
+            args = parser.parse_args(['stress'] + options)
+            self.assertEqual(options[1], args.database, name)
+
+    def test_an_interrupted_run_ends_the_benchmark(self):
+        # SIGTERM made the command clean up and return 143: the next
+        # set-up must not start.
+        with mock.patch.object(self.bench.shelvefix_main, 'main',
+                               return_value=143) as main:
+            e = self.assertRaises(SystemExit, self.bench.main,
+                                  ['--database', 'sqlite', '--database',
+                                   'mariadb'])
+        self.assertEqual(143, e.code)
+        self.assertEqual(1, main.call_count)
