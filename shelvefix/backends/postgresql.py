@@ -8,8 +8,13 @@ the SQLAlchemy URL of a database whose role may create more;
 in that cluster and drops it at cleanup.
 """
 
+import contextlib
+import fcntl
 import os
 import subprocess
+import uuid
+
+import fixtures
 
 from shelvefix import backends
 from shelvefix.backends import database
@@ -20,16 +25,17 @@ POSTGRESQL_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)),
 
 # The script may run apt-get, slow on a cold machine.
 POSTGRESQL_TIMEOUT = 900
+#: What the script says on stderr when it started the server.
+STARTED_LINE = 'postgresql.sh: started on '
 
 
-def ensure_postgresql(script=None, timeout=POSTGRESQL_TIMEOUT):
-    """Start the project's PostgreSQL cluster (installing it if needed).
+def script_path(script=None):
+    """The path of the cluster script.
 
-    :param script: the cluster script (default: ``$SHELVEFIX_POSTGRESQL_
-        SCRIPT`` or :data:`POSTGRESQL_SCRIPT`)
-    :returns: the SQLAlchemy URL of its ``placement`` database
-    :raises BackendUnavailable: no script, or it failed (not root, no
-        apt-get, port taken...), with the script's own error output
+    ``script``, else ``$SHELVEFIX_POSTGRESQL_SCRIPT``, else
+    :data:`POSTGRESQL_SCRIPT`.
+
+    :raises BackendUnavailable: it is not there
     """
     script = (script or os.environ.get('SHELVEFIX_POSTGRESQL_SCRIPT') or
               POSTGRESQL_SCRIPT)
@@ -38,19 +44,46 @@ def ensure_postgresql(script=None, timeout=POSTGRESQL_TIMEOUT):
         raise backends.BackendUnavailable(
             'no %s: PostgreSQL is started by the source checkout\'s script '
             '(or pass db_url)' % script)
+    return script
+
+
+def _run(script, command, timeout):
     try:
-        proc = subprocess.run(
-            ['bash', script, 'start'], stdin=subprocess.DEVNULL,
+        return subprocess.run(
+            ['bash', script, command], stdin=subprocess.DEVNULL,
             capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
-        raise backends.BackendUnavailable('%s start took more than %d s'
-                                          % (script, timeout))
+        raise backends.BackendUnavailable('%s %s took more than %d s'
+                                          % (script, command, timeout))
+
+
+def start(script=None, timeout=POSTGRESQL_TIMEOUT):
+    """Start the project's cluster if it is not running (installing it).
+
+    :returns: ``(url, started)``: the SQLAlchemy URL of its ``placement``
+        database, and whether this call started the cluster
+    :raises BackendUnavailable: no script, or it failed (not root, no
+        apt-get, port taken...), with the script's own error output
+    """
+    script = script_path(script)
+    proc = _run(script, 'start', timeout)
     lines = proc.stdout.split()
     if proc.returncode != 0 or not lines:
         raise backends.BackendUnavailable('%s start failed (exit %d): %s' % (
             script, proc.returncode, proc.stderr.strip()[-2000:]))
-    # The URL is the last thing it prints on stdout.
-    return lines[-1]
+    # The URL is the last thing it prints on stdout; it says on stderr
+    # when it started the server.
+    return lines[-1], STARTED_LINE in proc.stderr
+
+
+def ensure_postgresql(script=None, timeout=POSTGRESQL_TIMEOUT):
+    """Start the project's PostgreSQL cluster (installing it if needed).
+
+    :param script: the cluster script (see :func:`script_path`)
+    :returns: the SQLAlchemy URL of its ``placement`` database
+    :raises BackendUnavailable: see :func:`start`
+    """
+    return start(script, timeout)[0]
 
 
 class PostgreSQLDatabase(database.ScratchDatabase):
@@ -99,3 +132,99 @@ def counters(url):
             return {'deadlocks': cur.fetchone()[0]}
     finally:
         conn.close()
+
+
+#: The file, among the leases, saying that the last user is to stop the
+#: cluster: a command started it.
+STOP_MARK = 'stop-when-unused'
+
+
+class ClusterLease(fixtures.Fixture):
+    """The project's cluster, held while in use; a command stops its own.
+
+    setUp starts the cluster if it is not running (:func:`start`) and
+    takes a lease: a file named after this process, beside the cluster's
+    data directory (``postgresql.sh data`` + ``.leases``). Cleanup gives
+    the lease back. If the cluster was started by a lease taken with
+    ``stop_if_started`` (a user's command), the last lease given back
+    stops it; a cluster that was running before, or that a test fixture
+    started (the suite keeps it warm), stays running. Leases of processes
+    that no longer run do not count. Taking a lease and stopping are
+    serialised with a lock, so a cluster is never stopped under a user.
+
+    :param stop_if_started: the command's policy: stop the cluster at the
+        end if this lease started it
+
+    After setUp: ``admin_url``, ``started`` (this lease started the
+    cluster), ``script``. After cleanup, ``outcome``: ``'stopped'``,
+    ``'in use'`` (another lease holds it; the last one stops it),
+    ``'left running'`` (it was not this command's to stop) or an error
+    text.
+    """
+
+    def __init__(self, stop_if_started=False, script=None):
+        super().__init__()
+        self.stop_if_started = stop_if_started
+        self._script = script
+        self.outcome = None
+
+    def _setUp(self):
+        self.script = script_path(self._script)
+        proc = _run(self.script, 'data', 30)
+        self.leases = proc.stdout.strip() + '.leases'
+        os.makedirs(self.leases, exist_ok=True)
+        with self._locked():
+            self.admin_url, self.started = start(self.script)
+            self.path = os.path.join(self.leases, '%d-%s' % (
+                os.getpid(), uuid.uuid4().hex[:8]))
+            with open(self.path, 'w'):
+                pass
+            if self.started and self.stop_if_started:
+                with open(os.path.join(self.leases, STOP_MARK), 'w'):
+                    pass
+        self.addCleanup(self._give_back)
+
+    @contextlib.contextmanager
+    def _locked(self):
+        with open(os.path.join(self.leases, '.lock'), 'w') as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(lock, fcntl.LOCK_UN)
+
+    def _others(self):
+        """The leases still held by running processes, but ours."""
+        held = []
+        for name in os.listdir(self.leases):
+            pid = name.split('-', 1)[0]
+            if not pid.isdigit():
+                continue
+            try:
+                os.kill(int(pid), 0)
+            except ProcessLookupError:
+                # Its process is gone: the lease is stale.
+                os.unlink(os.path.join(self.leases, name))
+                continue
+            except PermissionError:
+                pass
+            held.append(name)
+        return held
+
+    def _give_back(self):
+        mark = os.path.join(self.leases, STOP_MARK)
+        with self._locked():
+            os.unlink(self.path)
+            if not os.path.exists(mark):
+                self.outcome = 'left running'
+            elif self._others():
+                self.outcome = 'in use'
+            else:
+                proc = _run(self.script, 'stop', 120)
+                if proc.returncode == 0:
+                    os.unlink(mark)
+                    self.outcome = 'stopped'
+                else:
+                    self.outcome = '%s stop failed (exit %d): %s' % (
+                        self.script, proc.returncode,
+                        proc.stderr.strip()[-500:])

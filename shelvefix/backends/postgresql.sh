@@ -8,6 +8,7 @@
 #   postgresql.sh status    exit 0 and print the URL if it runs,
 #                           exit 3 if it does not
 #   postgresql.sh url       print the URL, started or not
+#   postgresql.sh data      print the data directory, started or not
 #   postgresql.sh purge     stop the cluster and delete its data
 #
 # It ships inside the shelvefix package (shelvefix/backends/), so an
@@ -278,7 +279,7 @@ do_status() {
 }
 
 usage() {
-    echo "usage: $0 {install|start|stop|status|url|purge}" >&2
+    echo "usage: $0 {install|start|stop|status|url|data|purge}" >&2
     exit 2
 }
 
@@ -302,6 +303,7 @@ case $1 in
     stop) do_stop ;;
     status) do_status ;;
     url) url "$PORT" ;;
+    data) echo "$DATA" ;;
     purge)
         do_stop
         rm -rf "$DATA"

@@ -11,11 +11,14 @@ run in different processes against a database that arbitrates them, as in
 a deployment.
 
 PostgreSQL comes from :mod:`~shelvefix.backends.postgresql` (a throwaway
-cluster on 127.0.0.1:5433, Debian's package installed if needed); the
-cluster keeps running between fixtures, and every fixture creates an empty
-database of its own in it and drops it at cleanup, so fixtures are
-isolated, even in parallel test workers. MariaDB, where most deployments
-run placement, is a private server per fixture
+cluster on 127.0.0.1:5433, Debian's package installed if needed); every
+fixture creates an empty database of its own in it and drops it at
+cleanup, so fixtures are isolated, even in parallel test workers. The
+cluster keeps running between fixtures, unless ``stop_cluster`` (a
+user's command): the fixture that started it then stops it once no one
+else uses it (:class:`~shelvefix.backends.postgresql.ClusterLease`).
+MariaDB, where most deployments run placement, is a private server per
+fixture
 (:mod:`~shelvefix.backends.mariadb`, Debian's package installed if
 needed), reached through PyMySQL and stopped with the fixture. The sqlite
 fallback is a file in the fixture's temporary directory: sqlite serialises
@@ -152,6 +155,9 @@ class PlacementServer(fixtures.Fixture):
         False loads it in every worker, as devstack's uwsgi (lazy-apps)
         does, which takes a load per worker on the machine's cores. Either
         way every worker opens its own database connections.
+    :param stop_cluster: PostgreSQL: if this server's set-up started the
+        cluster, stop it once no one uses it (a user's command; the tests
+        keep it warm)
 
     After setUp:
 
@@ -182,7 +188,7 @@ class PlacementServer(fixtures.Fixture):
 
     def __init__(self, database='postgresql', workers=2, port=0, db_url=None,
                  threads=1, timeout=60, start_timeout=60, debug=False,
-                 preload=True):
+                 preload=True, stop_cluster=False):
         super().__init__()
         if db_url is None and database not in DATABASES:
             raise ValueError('database must be one of %s, not %r'
@@ -199,7 +205,8 @@ class PlacementServer(fixtures.Fixture):
         self._debug = debug
         self._preload = preload
         self.url = self.port = self.db_url = self._gunicorn = None
-        self.mariadb = None
+        self.mariadb = self.cluster = None
+        self._stop_cluster = stop_cluster
         self.timings = {}
 
     def _setUp(self):
@@ -279,8 +286,10 @@ class PlacementServer(fixtures.Fixture):
                 self.mariadb.admin_url)).url
         # Unavailable (skip) if the cluster cannot be had at all; once it
         # runs, failing to create a database is a real error.
-        admin_url = postgresql.ensure_postgresql()
-        return self.useFixture(postgresql.PostgreSQLDatabase(admin_url)).url
+        self.cluster = self.useFixture(postgresql.ClusterLease(
+            stop_if_started=self._stop_cluster))
+        return self.useFixture(postgresql.PostgreSQLDatabase(
+            self.cluster.admin_url)).url
 
     def counters(self):
         """The database's own conflict counters, as it reports them now.
@@ -356,7 +365,7 @@ def main(argv=None, out=None):
     server = PlacementServer(
         database=args.database, workers=args.workers, threads=args.threads,
         port=args.port, db_url=args.db_url, preload=args.preload,
-        debug=args.debug)
+        debug=args.debug, stop_cluster=True)
     stop = threading.Event()
     previous = {signum: signal.signal(signum, lambda *_: stop.set())
                 for signum in (signal.SIGINT, signal.SIGTERM)}

@@ -83,6 +83,13 @@ def add_arguments(parser):
              'kill (SIGKILL) the last node and start it again 5 s later; '
              'or pause (SIGSTOP) it for 35 s, longer than the placement '
              'client\'s timeout')
+    parser.add_argument(
+        '--keep-database', action='store_true',
+        help='with --database postgresql (the default): leave the '
+             'PostgreSQL cluster running if this command started it, and '
+             'say how to stop it (by default the command stops what it '
+             'started; a cluster running before it stays running; MariaDB '
+             'and Galera servers are the run\'s own and always stopped)')
     parser.add_argument('--server-workers', type=int, metavar='N',
                         help='gunicorn worker processes of --backend server '
                              '(default %d)' % DEFAULT_SERVER_WORKERS)
@@ -114,6 +121,11 @@ def _validate(args):
                           ('--galera-fault', args.galera_fault)):
         if given and args.database != 'galera':
             return '%s applies to --database galera only' % option
+    if args.keep_database and (args.database not in (None, 'postgresql')
+                               or args.db_url or args.backend != SERVER):
+        return ('--keep-database applies to --database postgresql only: '
+                'the other databases are the run\'s own, and --db-url\'s '
+                'is yours')
     server_options = (('--database', args.database),
                       ('--db-url', args.db_url),
                       ('--server-workers', args.server_workers))
@@ -181,15 +193,40 @@ def _run_on_server(args, out, err):
     workers = args.server_workers or DEFAULT_SERVER_WORKERS
     if args.database == 'galera':
         return _run_on_galera(args, workers, out, err)
-    with server.PlacementServer(database=args.database or 'postgresql',
-                                workers=workers, db_url=args.db_url) as srv:
-        # The server writes the [placement] file a --config-file user would
-        # pass; reading it exercises the same path as --backend remote.
-        with common.make_backend(backends.REMOTE,
-                                 [srv.shelvefix_config]) as placement:
-            where = ('placement under gunicorn (%d workers) on %s, %s'
-                     % (workers, srv.url, srv.database))
-            return _run(args, placement, where, out, err, database=srv)
+    srv = server.PlacementServer(database=args.database or 'postgresql',
+                                 workers=workers, db_url=args.db_url,
+                                 stop_cluster=not args.keep_database)
+    try:
+        with srv:
+            # The server writes the [placement] file a --config-file user
+            # would pass; reading it exercises the same path as --backend
+            # remote.
+            with common.make_backend(backends.REMOTE,
+                                     [srv.shelvefix_config]) as placement:
+                where = ('placement under gunicorn (%d workers) on %s, %s'
+                         % (workers, srv.url, srv.database))
+                return _run(args, placement, where, out, err, database=srv)
+    finally:
+        _report_cluster(srv.cluster, err)
+
+
+def _report_cluster(cluster, err):
+    """Say what became of the PostgreSQL cluster the command started."""
+    if cluster is None or not getattr(cluster, 'started', False):
+        return
+    if cluster.outcome == 'stopped':
+        err.write('shelvefix stress: stopped the PostgreSQL cluster it had '
+                  'started\n')
+    elif cluster.outcome == 'in use':
+        err.write('shelvefix stress: the PostgreSQL cluster it started is '
+                  'still in use; its last user stops it\n')
+    elif cluster.outcome == 'left running':
+        err.write('shelvefix stress: the PostgreSQL cluster it started is '
+                  'left running (--keep-database); stop it with: bash %s '
+                  'stop\n' % cluster.script)
+    else:
+        err.write('shelvefix stress: the PostgreSQL cluster it started may '
+                  'still run: %s\n' % common.one_line(str(cluster.outcome)))
 
 
 def _run_on_galera(args, workers, out, err):

@@ -1,0 +1,134 @@
+"""A command stops the PostgreSQL cluster it started; nothing else does.
+
+Each test has a private cluster (its own data directory and port, through
+``SHELVEFIX_PG_DATA`` and ``SHELVEFIX_PG_PORT``), so that the suite's warm
+one, which other workers use meanwhile, is never touched. Real
+``postgres`` processes (Debian's package, installed by the script when
+run as root); the tests skip, saying why, when it cannot be had.
+"""
+
+import io
+import os
+import subprocess
+from unittest import mock
+
+import fixtures
+
+from shelvefix.backends import mariadb
+from shelvefix.backends import postgresql
+from shelvefix.cmd import main
+from shelvefix.tests import base
+from shelvefix.tests.functional.backends import test_mariadb
+from shelvefix.tests.functional.backends import test_server
+
+
+def postgres_running(data):
+    """Whether a ``postgres`` of the cluster in ``data`` is running."""
+    for entry in os.listdir('/proc'):
+        if not entry.isdigit():
+            continue
+        try:
+            with open('/proc/%s/cmdline' % entry, 'rb') as f:
+                cmdline = f.read().split(b'\0')
+        except OSError:
+            continue
+        if cmdline and cmdline[0].endswith(b'postgres') and \
+                data.encode() in cmdline:
+            return True
+    return False
+
+
+class ClusterPolicyTestCase(base.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        test_server._require(self, 'postgresql')
+        directory = self.useFixture(fixtures.TempDir()).path
+        os.chmod(directory, 0o755)
+        self.data = os.path.join(directory, 'pg')
+        self.port = mariadb.free_port()
+        self.useFixture(fixtures.EnvironmentVariable('SHELVEFIX_PG_DATA',
+                                                     self.data))
+        self.useFixture(fixtures.EnvironmentVariable('SHELVEFIX_PG_PORT',
+                                                     str(self.port)))
+        self.addCleanup(self.script, 'purge')
+
+    def script(self, command):
+        return subprocess.run(
+            ['bash', postgresql.POSTGRESQL_SCRIPT, command],
+            stdin=subprocess.DEVNULL, capture_output=True, text=True,
+            timeout=300)
+
+    def running(self):
+        return self.script('status').returncode == 0
+
+    def stress(self, *extra):
+        out, err = io.StringIO(), io.StringIO()
+        with mock.patch('sys.stderr', err):
+            rc = main.main(['stress', '--servers', '1', '--cycles', '1',
+                            '--ordering', 'corrected'] + list(extra),
+                           out=out)
+        self.assertEqual(0, rc, err.getvalue())
+        return err.getvalue()
+
+    def assertStopped(self):
+        self.assertFalse(self.running())
+        self.assertFalse(postgres_running(self.data))
+        self.assertFalse(test_mariadb.listening(self.port))
+
+    def test_a_command_stops_the_cluster_it_started(self):
+        self.assertFalse(self.running())
+        err = self.stress()
+        self.assertIn('stopped the PostgreSQL cluster it had started', err)
+        self.assertStopped()
+
+    def test_a_cluster_running_before_stays_running(self):
+        self.assertEqual(0, self.script('start').returncode)
+        err = self.stress()
+        self.assertNotIn('PostgreSQL cluster', err)
+        self.assertTrue(self.running())
+        self.assertTrue(test_mariadb.listening(self.port))
+
+    def test_kept_if_asked_and_said_how_to_stop(self):
+        err = self.stress('--keep-database')
+        self.assertTrue(self.running())
+        self.assertIn('left running (--keep-database); stop it with: bash '
+                      '%s stop' % postgresql.POSTGRESQL_SCRIPT, err)
+        self.assertEqual(0, self.script('stop').returncode)
+        self.assertStopped()
+
+    def test_the_last_user_stops_it(self):
+        command = postgresql.ClusterLease(stop_if_started=True)
+        command.setUp()
+        self.assertTrue(command.started)
+        fixture = postgresql.ClusterLease()
+        fixture.setUp()
+        self.assertFalse(fixture.started)
+        command.cleanUp()
+        # Another user holds it: still running.
+        self.assertEqual('in use', command.outcome)
+        self.assertTrue(self.running())
+        fixture.cleanUp()
+        self.assertEqual('stopped', fixture.outcome)
+        self.assertStopped()
+
+    def test_a_fixture_keeps_it_warm(self):
+        lease = postgresql.ClusterLease()
+        lease.setUp()
+        self.assertTrue(lease.started)
+        lease.cleanUp()
+        self.assertEqual('left running', lease.outcome)
+        self.assertTrue(self.running())
+
+    def test_a_dead_process_lease_does_not_count(self):
+        command = postgresql.ClusterLease(stop_if_started=True)
+        command.setUp()
+        # A lease left by a process that no longer runs.
+        stale = subprocess.Popen(['true'])
+        stale.wait()
+        with open(os.path.join(command.leases, '%d-dead' % stale.pid),
+                  'w'):
+            pass
+        command.cleanUp()
+        self.assertEqual('stopped', command.outcome)
+        self.assertStopped()
