@@ -303,10 +303,15 @@ def run(found, words=(), out=sys.stdout):
     last_output = None
     last_ran = False
 
-    def report(ok, what, seconds, detail=''):
+    failures = []
+
+    def report(ok, what, seconds, detail='', where=None):
         out.write('%s %s (%.1f s)%s\n' % ('ok  ' if ok else 'FAIL', what,
                                           seconds, detail))
         out.flush()
+        if not ok:
+            failures.append(what if where is None else
+                            '%s, at %s' % (what, where))
 
     page = None
     for block in found:
@@ -378,7 +383,11 @@ def run(found, words=(), out=sys.stdout):
             last_output, last_ran = proc.stdout + proc.stderr, True
             report(ok, '$ %s -> %d' % (command, proc.returncode), seconds,
                    '' if ok else ' (%s says %d):\n%s' % (
-                       where, expected, (proc.stdout + proc.stderr)[-4000:]))
+                       where, expected, (proc.stdout + proc.stderr)[-4000:]),
+                   where=where)
+    # Named again at the end, where a log cut to its last lines shows them.
+    for what in failures:
+        out.write('failed: %s\n' % what)
     out.write('examples: %d passed, %d failed, %d skipped\n'
               % (passed, failed, skipped))
     return passed, failed, skipped

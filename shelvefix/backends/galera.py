@@ -168,28 +168,60 @@ class GaleraCluster(fixtures.Fixture):
         self.nodes[index].process.send_signal(signal.SIGSTOP)
 
     def resume(self, index):
-        """SIGCONT node ``index``; returns once it is ``Synced`` again.
+        """SIGCONT node ``index``; returns once the cluster is whole.
 
-        :raises ServerStartError: it was not within the node's start
+        The resumed node finds it was evicted and rejoins; on the way the
+        whole cluster can lose its primary component for seconds (every
+        node ``non-Primary``, seen here): see :meth:`wait_whole`.
+
+        :raises ServerStartError: not whole within the node's start
             timeout
         """
-        node = self.nodes[index]
-        node.process.send_signal(signal.SIGCONT)
-        deadline = time.monotonic() + mariadb.START_TIMEOUT
-        while True:
+        self.nodes[index].process.send_signal(signal.SIGCONT)
+        self.wait_whole('node %d was resumed' % (index + 1))
+
+    def whole(self):
+        """Whether every node runs, is ``Synced`` and sees all the others.
+
+        A node's own ``Synced`` is not enough after a fault: the others
+        may still be in the view change its return causes.
+        """
+        for node in self.nodes:
+            if node.process is None:
+                return False
+            status = dict(node._execute(
+                "SHOW STATUS LIKE 'wsrep_%'", timeout=CHECK_TIMEOUT))
+            if (status.get('wsrep_local_state_comment') != 'Synced' or
+                    status.get('wsrep_cluster_status') != 'Primary' or
+                    status.get('wsrep_cluster_size') != str(len(self.nodes))):
+                return False
+        return True
+
+    def wait_whole(self, since, timeout=mariadb.START_TIMEOUT,
+                   interval=0.2):
+        """Return once :meth:`whole`, twice ``interval`` apart.
+
+        :param since: what happened, for the error
+        :raises ServerStartError: not whole within ``timeout`` seconds
+        """
+        deadline = time.monotonic() + timeout
+        seen = 0
+        while seen < 2:
             try:
-                if synced(node, CHECK_TIMEOUT):
-                    return
+                seen = seen + 1 if self.whole() else 0
             except Exception as e:
-                LOG.debug('Node %d not answering yet: %s', index + 1, e)
-            if time.monotonic() >= deadline:
-                raise backends.ServerStartError(
-                    'node %d not Synced %.0f s after it was resumed'
-                    % (index + 1, mariadb.START_TIMEOUT))
-            time.sleep(0.2)
+                LOG.debug('Cluster not answering yet: %s', e)
+                seen = 0
+            if seen < 2:
+                if time.monotonic() >= deadline:
+                    raise backends.ServerStartError(
+                        'the cluster was not whole (every node Synced, in '
+                        'one primary component) %.0f s after %s'
+                        % (timeout, since))
+                time.sleep(interval)
 
     def restart(self, index):
-        """Start node ``index`` again; returns once it is ``Synced``.
+        """Start node ``index`` again; returns once the cluster is whole.
 
         Its data directory is as the crash left it. As the packaged
         service's start does (``galera_recovery``), the position the node
@@ -204,6 +236,7 @@ class GaleraCluster(fixtures.Fixture):
         position = recovered_position(node)
         node.start(args=['--wsrep-start-position=%s' % position]
                    if position else [])
+        self.wait_whole('node %d was started again' % (index + 1))
 
 
 _RECOVERED = re.compile(r'WSREP: Recovered position:\s*(\S+:-?\d+)')

@@ -48,7 +48,8 @@ class _NodeFault(threading.Thread):
     @property
     def timeout(self):
         """How long :meth:`join` may have to wait, at most."""
-        return (self.after + self.lasting + mariadb.START_TIMEOUT +
+        # A start, then the wait for the whole cluster: each bounded.
+        return (self.after + self.lasting + 2 * mariadb.START_TIMEOUT +
                 mariadb.STOP_TIMEOUT)
 
     def run(self):

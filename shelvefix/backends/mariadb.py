@@ -17,6 +17,7 @@ Placement connects through PyMySQL (``mysql+pymysql://``), as OpenStack's
 services do.
 """
 
+import fcntl
 import os
 import pwd
 import random
@@ -35,6 +36,8 @@ from shelvefix.backends import database
 
 #: How long apt-get may take on a cold machine.
 INSTALL_TIMEOUT = 900
+#: Held while one process installs, so that others wait for it.
+INSTALL_LOCK = os.path.join(tempfile.gettempdir(), 'shelvefix-apt.lock')
 #: How long the server may take to answer after it was started.
 START_TIMEOUT = 60.0
 #: How long a SIGTERM may take before the server is killed.
@@ -103,19 +106,39 @@ def ensure_installed(timeout=INSTALL_TIMEOUT, packages=(PACKAGE,)):
     """
     if _installed(packages):
         return
-    packages = list(packages)
-    if GALERA_PACKAGE in packages:
-        packages.append('rsync')
+    wanted = list(packages)
+    if GALERA_PACKAGE in wanted:
+        wanted.append('rsync')
     if os.geteuid() != 0 or not shutil.which('apt-get'):
         raise backends.BackendUnavailable(
             'MariaDB is not installed: apt-get install %s (shelvefix '
-            'installs it itself when run as root)' % ' '.join(packages))
-    env = dict(os.environ, DEBIAN_FRONTEND='noninteractive')
-    for cmd in (['apt-get', 'update'],
-                ['apt-get', 'install', '-y', '--no-install-recommends'] +
-                packages):
+            'installs it itself when run as root)' % ' '.join(wanted))
+    # Test workers (or two commands) that find it missing at the same time
+    # install it one after the other: dpkg takes one at a time and fails
+    # the others at once. The second finds it installed.
+    with open(INSTALL_LOCK, 'a') as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
         try:
-            proc = subprocess.run(cmd, stdin=subprocess.DEVNULL, env=env,
+            if not _installed(packages):
+                _apt_get_install(wanted, timeout)
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+    if not _installed(packages):
+        raise backends.BackendUnavailable(
+            'apt-get installed %s but MariaDB is still missing'
+            % ' '.join(wanted))
+
+
+def _apt_get_install(packages, timeout):
+    env = dict(os.environ, DEBIAN_FRONTEND='noninteractive')
+    # Another apt-get (not ours) holding dpkg's lock is waited for too.
+    wait = ['-o', 'DPkg::Lock::Timeout=%d' % timeout]
+    for words in (['update'],
+                  ['install', '-y', '--no-install-recommends'] + packages):
+        cmd = ['apt-get'] + words
+        try:
+            proc = subprocess.run(['apt-get'] + wait + words,
+                                  stdin=subprocess.DEVNULL, env=env,
                                   capture_output=True, text=True,
                                   timeout=timeout)
         except subprocess.TimeoutExpired:
@@ -124,10 +147,6 @@ def ensure_installed(timeout=INSTALL_TIMEOUT, packages=(PACKAGE,)):
         if proc.returncode != 0:
             raise backends.BackendUnavailable('%s failed (exit %d): %s' % (
                 ' '.join(cmd), proc.returncode, proc.stderr.strip()[-2000:]))
-    if not _installed(packages):
-        raise backends.BackendUnavailable(
-            'apt-get installed %s but MariaDB is still missing'
-            % ' '.join(packages))
 
 
 #: Where the kernel's ephemeral ports start when it does not say.

@@ -6,6 +6,10 @@ from its clients: how often its workers retried a database call
 tables hold (:func:`ghosts`).
 """
 
+import time
+
+#: How long :func:`ghosts` tries to read the tables.
+GHOSTS_TIMEOUT = 30.0
 #: oslo.db's retry decorator's logger, and what it logs.
 RETRY_LOGGER = 'oslo_db.api'
 RETRY_LINE = 'Performing DB retry for function'
@@ -35,21 +39,37 @@ def retries(log_path):
     return counts
 
 
-def ghosts(db_url):
+def ghosts(db_url, timeout=GHOSTS_TIMEOUT, interval=0.5):
     """How many consumer records hold no allocation (ghosts), now.
 
     Read from placement's own tables (``consumers``, ``allocations``): a
     ``DELETE /allocations`` whose consumer clean-up did not commit leaves
     one until a later write of that consumer heals it.
+
+    A database just back from a fault can refuse or drop a connection
+    for a moment (a load balancer that has not yet marked its nodes up
+    again): the read is tried again, every ``interval`` seconds, for
+    ``timeout`` seconds.
+
+    :raises sqlalchemy.exc.OperationalError: it could not be read within
+        ``timeout``
     """
     import sqlalchemy
 
+    deadline = time.monotonic() + timeout
     engine = sqlalchemy.create_engine(db_url)
     try:
-        with engine.connect() as conn:
-            return conn.execute(sqlalchemy.text(
-                'SELECT COUNT(*) FROM consumers c WHERE NOT EXISTS '
-                '(SELECT 1 FROM allocations a WHERE a.consumer_id = '
-                'c.uuid)')).scalar()
+        while True:
+            try:
+                with engine.connect() as conn:
+                    return conn.execute(sqlalchemy.text(
+                        'SELECT COUNT(*) FROM consumers c WHERE NOT EXISTS '
+                        '(SELECT 1 FROM allocations a WHERE a.consumer_id = '
+                        'c.uuid)')).scalar()
+            except sqlalchemy.exc.OperationalError:
+                if time.monotonic() >= deadline:
+                    raise
+                engine.dispose()
+                time.sleep(interval)
     finally:
         engine.dispose()

@@ -148,9 +148,12 @@ class ClusterLease(fixtures.Fixture):
     the lease back. If the cluster was started by a lease taken with
     ``stop_if_started`` (a user's command), the last lease given back
     stops it; a cluster that was running before, or that a test fixture
-    started (the suite keeps it warm), stays running. Leases of processes
-    that no longer run do not count. Taking a lease and stopping are
-    serialised with a lock, so a cluster is never stopped under a user.
+    started (the suite keeps it warm), stays running. The stop mark names
+    the server process the command started: if that command died and the
+    cluster was started again by someone else, the mark is stale and
+    stops nothing. Leases of processes that no longer run do not count.
+    Taking a lease and stopping are serialised with a lock, so a cluster
+    is never stopped under a user.
 
     :param stop_if_started: the command's policy: stop the cluster at the
         end if this lease started it
@@ -171,7 +174,9 @@ class ClusterLease(fixtures.Fixture):
     def _setUp(self):
         self.script = script_path(self._script)
         proc = _run(self.script, 'data', 30)
-        self.leases = proc.stdout.strip() + '.leases'
+        self.data = proc.stdout.strip()
+        self.leases = self.data + '.leases'
+        self.mark = os.path.join(self.leases, STOP_MARK)
         os.makedirs(self.leases, exist_ok=True)
         with self._locked():
             self.admin_url, self.started = start(self.script)
@@ -180,9 +185,37 @@ class ClusterLease(fixtures.Fixture):
             with open(self.path, 'w'):
                 pass
             if self.started and self.stop_if_started:
-                with open(os.path.join(self.leases, STOP_MARK), 'w'):
-                    pass
+                # The mark names the server it is for: a later server of
+                # the same cluster (the marking command died, someone else
+                # started it again) is not the command's to stop.
+                with open(self.mark, 'w') as f:
+                    f.write(self._postmaster() or '')
+            elif not self._marked():
+                self._unmark()
         self.addCleanup(self._give_back)
+
+    def _postmaster(self):
+        """The running server's pid (``postmaster.pid``), or None."""
+        try:
+            with open(os.path.join(self.data, 'postmaster.pid')) as f:
+                return f.readline().strip() or None
+        except OSError:
+            return None
+
+    def _marked(self):
+        """Whether a command marked the server now running to stop."""
+        try:
+            with open(self.mark) as f:
+                marked = f.read().strip()
+        except FileNotFoundError:
+            return False
+        return bool(marked) and marked == self._postmaster()
+
+    def _unmark(self):
+        try:
+            os.unlink(self.mark)
+        except FileNotFoundError:
+            pass
 
     @contextlib.contextmanager
     def _locked(self):
@@ -212,17 +245,17 @@ class ClusterLease(fixtures.Fixture):
         return held
 
     def _give_back(self):
-        mark = os.path.join(self.leases, STOP_MARK)
         with self._locked():
             os.unlink(self.path)
-            if not os.path.exists(mark):
+            if not self._marked():
+                self._unmark()
                 self.outcome = 'left running'
             elif self._others():
                 self.outcome = 'in use'
             else:
                 proc = _run(self.script, 'stop', 120)
                 if proc.returncode == 0:
-                    os.unlink(mark)
+                    self._unmark()
                     self.outcome = 'stopped'
                 else:
                     self.outcome = '%s stop failed (exit %d): %s' % (

@@ -134,3 +134,16 @@ class ReadmeTestCase(testtools.TestCase):
         self.assertIn('README.rst says: ratio 4.9x\n', out.getvalue())
         self.assertIn('measured: ratio 11.5x\n', out.getvalue())
         self.assertTrue(any(b.kind == 'figures' for b in self.blocks))
+
+    def test_failures_are_named_again_at_the_end(self):
+        # A CI log cut to its last lines still says what failed, and where.
+        readme = self.readme.blocks(
+            '.. ci: run\n\n::\n\n    echo one\n    false\n\n'
+            '.. ci: output\n\n::\n\n    two\n\n'
+            '.. ci: run\n\n::\n\n    true\n')
+        out = io.StringIO()
+        self.assertEqual((2, 2, 0), self.readme.run(readme, out=out))
+        tail = out.getvalue().splitlines()[-3:]
+        self.assertEqual(['failed: $ false -> 1, at README.rst:1',
+                          'failed: output as README.rst:8 shows',
+                          'examples: 2 passed, 2 failed, 0 skipped'], tail)

@@ -132,3 +132,35 @@ class ClusterPolicyTestCase(base.TestCase):
         command.cleanUp()
         self.assertEqual('stopped', command.outcome)
         self.assertStopped()
+
+    def test_a_stale_mark_stops_nothing(self):
+        # A command started the cluster and died without giving its lease
+        # back; the cluster was stopped, then started again by someone
+        # else (CI's script, an operator). The dead command's mark is for
+        # a server that is gone: the next users leave the new one alone.
+        command = postgresql.ClusterLease(stop_if_started=True)
+        command.setUp()
+        self.assertTrue(command.started)
+        os.unlink(command.path)
+        self.assertEqual(0, self.script('stop').returncode)
+        self.assertTrue(os.path.exists(command.mark))
+        self.assertEqual(0, self.script('start').returncode)
+        fixture = postgresql.ClusterLease()
+        fixture.setUp()
+        self.assertFalse(fixture.started)
+        fixture.cleanUp()
+        self.assertEqual('left running', fixture.outcome)
+        self.assertTrue(self.running())
+        self.assertFalse(os.path.exists(command.mark))
+
+    def test_a_dead_commands_mark_still_stops_its_server(self):
+        # The command that started it died; its server still runs: the
+        # last user stops it, as that command would have.
+        command = postgresql.ClusterLease(stop_if_started=True)
+        command.setUp()
+        os.unlink(command.path)
+        fixture = postgresql.ClusterLease()
+        fixture.setUp()
+        fixture.cleanUp()
+        self.assertEqual('stopped', fixture.outcome)
+        self.assertStopped()

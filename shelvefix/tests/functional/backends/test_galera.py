@@ -20,16 +20,21 @@ from shelvefix.tests.functional.backends import test_mariadb
 from shelvefix.tests.functional.backends import test_server
 
 
+def require_galera(test):
+    """Skip ``test`` (or fail it, see above) if Galera cannot be had."""
+    test_server._require(test, 'mariadb')
+    try:
+        mariadb.ensure_installed(
+            packages=(mariadb.PACKAGE, mariadb.GALERA_PACKAGE))
+    except backends.BackendUnavailable as e:
+        test_server._unavailable(test, 'no Galera: %s' % e)
+
+
 class GaleraClusterTestCase(base.TestCase):
 
     def setUp(self):
         super(GaleraClusterTestCase, self).setUp()
-        test_server._require(self, 'mariadb')
-        try:
-            mariadb.ensure_installed(
-                packages=(mariadb.PACKAGE, mariadb.GALERA_PACKAGE))
-        except backends.BackendUnavailable as e:
-            test_server._unavailable(self, 'no Galera: %s' % e)
+        require_galera(self)
 
     def test_replicates_survives_a_crash_and_leaves_nothing(self):
         cluster = galera.GaleraCluster()

@@ -60,6 +60,10 @@ class RecoveredPositionTestCase(testtools.TestCase):
 
     def node(self, log_text, error=None):
         directory = self.useFixture(fixtures.TempDir()).path
+        # What the machine has installed plays no part.
+        self.useFixture(fixtures.MockPatch(
+            'shelvefix.backends.mariadb._tool',
+            return_value='/usr/sbin/mariadbd'))
         node = mock.Mock(directory=directory, defaults_file='my.cnf')
 
         def run(cmd, what):
@@ -95,6 +99,7 @@ class RecoveredPositionTestCase(testtools.TestCase):
     def test_restart_gives_the_position_to_the_start(self):
         cluster = galera.GaleraCluster(nodes=1)
         cluster.nodes = [mock.Mock()]
+        cluster.wait_whole = mock.Mock()
         with mock.patch.object(galera, 'recovered_position',
                                return_value='u:7'):
             cluster.restart(0)
@@ -104,3 +109,81 @@ class RecoveredPositionTestCase(testtools.TestCase):
                                return_value=None):
             cluster.restart(0)
         cluster.nodes[0].start.assert_called_with(args=[])
+        cluster.wait_whole.assert_called_with('node 1 was started again')
+
+
+def _status(state='Synced', status='Primary', size='3'):
+    return [('wsrep_local_state_comment', state),
+            ('wsrep_cluster_status', status), ('wsrep_cluster_size', size)]
+
+
+class WholeTestCase(testtools.TestCase):
+    """After a fault, a node's own Synced is not enough."""
+
+    def cluster(self, *statuses):
+        """Three nodes, each answering its statuses in turn."""
+        cluster = galera.GaleraCluster()
+        cluster.nodes = [mock.Mock(_execute=mock.Mock(side_effect=answers))
+                         for answers in statuses]
+        return cluster
+
+    def test_every_node_synced_primary_and_seeing_all(self):
+        self.assertTrue(self.cluster([_status()], [_status()],
+                                     [_status()]).whole())
+        for other in (_status(state='Donor/Desynced'),
+                      _status(status='non-Primary'),
+                      _status(size='2')):
+            self.assertFalse(self.cluster([_status()], [_status()],
+                                          [other]).whole())
+        cluster = self.cluster([_status()], [_status()], [_status()])
+        cluster.nodes[1].process = None
+        self.assertFalse(cluster.whole())
+
+    def test_waits_through_a_lost_primary_component(self):
+        # As seen after a SIGCONT: the resumed node Synced on its own
+        # view, then every node non-Primary for a while, then whole. One
+        # row per poll, the nodes' answers then.
+        lost = _status(state='Initialized', status='non-Primary', size='1')
+        rows = [[_status(size='2'), _status(size='2'), _status()],
+                [lost, lost, lost],
+                [_status(), lost, lost],
+                [_status(), _status(), _status()],
+                [_status(), _status(), _status()]]
+        polls = []
+        cluster = galera.GaleraCluster()
+        cluster.nodes = [
+            mock.Mock(_execute=mock.Mock(
+                side_effect=lambda *a, i=i, **k: rows[len(polls)][i]))
+            for i in range(3)]
+        with mock.patch.object(galera.time, 'sleep',
+                               side_effect=polls.append):
+            cluster.wait_whole('node 3 was resumed', timeout=5, interval=0)
+        # Whole at the fourth poll, and still at the fifth.
+        self.assertEqual(4, len(polls))
+
+    def test_a_node_not_answering_is_not_whole(self):
+        cluster = self.cluster([OSError('down'), _status(), _status()],
+                               [_status(), _status()],
+                               [_status(), _status()])
+        cluster.wait_whole('x', timeout=5, interval=0)
+        self.assertEqual(3, cluster.nodes[0]._execute.call_count)
+
+    def test_bounded(self):
+        cluster = galera.GaleraCluster()
+        cluster.nodes = [mock.Mock(_execute=mock.Mock(
+            return_value=_status(size='2'))) for _i in range(3)]
+        e = self.assertRaises(galera.backends.ServerStartError,
+                              cluster.wait_whole, 'node 3 was resumed',
+                              timeout=0.05, interval=0.01)
+        self.assertEqual('the cluster was not whole (every node Synced, in '
+                         'one primary component) 0 s after node 3 was '
+                         'resumed', str(e))
+
+    def test_resume_waits_for_the_whole_cluster(self):
+        cluster = galera.GaleraCluster()
+        cluster.nodes = [mock.Mock() for _i in range(3)]
+        cluster.wait_whole = mock.Mock()
+        cluster.resume(2)
+        cluster.nodes[2].process.send_signal.assert_called_once_with(
+            galera.signal.SIGCONT)
+        cluster.wait_whole.assert_called_once_with('node 3 was resumed')

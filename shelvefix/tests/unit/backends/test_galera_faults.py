@@ -35,7 +35,7 @@ class NodeCrashTestCase(testtools.TestCase):
 
     def test_its_wait_is_bounded(self):
         crash = galera_faults.NodeCrash(mock.Mock(), 0, after=2, down_for=5)
-        self.assertEqual(7 + mariadb.START_TIMEOUT +
+        self.assertEqual(7 + 2 * mariadb.START_TIMEOUT +
                          mariadb.STOP_TIMEOUT, crash.timeout)
         self.assertIsInstance(crash.cancel, threading.Event)
 

@@ -1,5 +1,6 @@
 """Tests for shelvefix.backends.mariadb that start no server."""
 
+import fcntl
 import os
 import socket
 import subprocess
@@ -13,6 +14,13 @@ from shelvefix.backends import mariadb
 
 
 class EnsureInstalledTestCase(testtools.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.lock = os.path.join(self.useFixture(fixtures.TempDir()).path,
+                                 'apt.lock')
+        self.useFixture(fixtures.MockPatchObject(mariadb, 'INSTALL_LOCK',
+                                                 self.lock))
 
     def test_installed_does_nothing(self):
         with mock.patch.object(mariadb, '_tool', return_value='/x'), \
@@ -42,10 +50,43 @@ class EnsureInstalledTestCase(testtools.TestCase):
                 mock.patch('shutil.which', return_value='/usr/bin/apt-get'), \
                 mock.patch.object(subprocess, 'run', side_effect=run):
             mariadb.ensure_installed()
+        wait = ['-o', 'DPkg::Lock::Timeout=900']
         self.assertEqual(
-            [['apt-get', 'update'],
-             ['apt-get', 'install', '-y', '--no-install-recommends',
-              'mariadb-server']], installed)
+            [['apt-get'] + wait + ['update'],
+             ['apt-get'] + wait + ['install', '-y', '--no-install-recommends',
+                                   'mariadb-server']], installed)
+
+    def test_one_installs_at_a_time(self):
+        # Held while apt-get runs: another process's install waits.
+        held = []
+
+        def run(cmd, **kwargs):
+            with open(self.lock) as other:
+                try:
+                    fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    held.append(cmd[-1])
+                else:
+                    fcntl.flock(other, fcntl.LOCK_UN)
+            return mock.Mock(returncode=0, stderr='')
+        with mock.patch.object(mariadb, '_installed',
+                               side_effect=[False, False, True]), \
+                mock.patch('os.geteuid', return_value=0), \
+                mock.patch('shutil.which', return_value='/usr/bin/apt-get'), \
+                mock.patch.object(subprocess, 'run', side_effect=run):
+            mariadb.ensure_installed()
+        self.assertEqual(['update', 'mariadb-server'], held)
+
+    def test_installed_by_the_one_waited_for(self):
+        # Missing, then installed by the process that held the lock: no
+        # second apt-get.
+        with mock.patch.object(mariadb, '_installed',
+                               side_effect=[False, True, True]), \
+                mock.patch('os.geteuid', return_value=0), \
+                mock.patch('shutil.which', return_value='/usr/bin/apt-get'), \
+                mock.patch.object(subprocess, 'run') as run:
+            mariadb.ensure_installed()
+        run.assert_not_called()
 
     def test_galera_needs_its_provider_and_rsync(self):
         with mock.patch.object(mariadb, '_tool', return_value='/x'), \

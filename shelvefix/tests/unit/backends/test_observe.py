@@ -1,6 +1,7 @@
 """Tests for shelvefix.backends.observe: placement's retries, its ghosts."""
 
 import os
+from unittest import mock
 
 import fixtures
 import sqlalchemy
@@ -47,3 +48,38 @@ class GhostsTestCase(testtools.TestCase):
             conn.execute(sqlalchemy.text(
                 "INSERT INTO allocations VALUES ('a'), ('a')"))
         self.assertEqual(2, observe.ghosts(url))
+
+    def test_a_refused_read_is_tried_again(self):
+        # The first two connections fail, as through a load balancer that
+        # has every node marked down for a moment; the third reads.
+        directory = self.useFixture(fixtures.TempDir()).path
+        url = 'sqlite:///%s' % os.path.join(directory, 'placement.db')
+        engine = sqlalchemy.create_engine(url)
+        self.addCleanup(engine.dispose)
+        with engine.begin() as conn:
+            conn.execute(sqlalchemy.text('CREATE TABLE consumers (uuid TEXT)'))
+            conn.execute(sqlalchemy.text(
+                'CREATE TABLE allocations (consumer_id TEXT)'))
+            conn.execute(sqlalchemy.text("INSERT INTO consumers VALUES ('a')"))
+        real_connect = sqlalchemy.engine.Engine.connect
+        lost = sqlalchemy.exc.OperationalError(
+            'SELECT', {}, Exception('Lost connection to MySQL server'))
+        calls = []
+
+        def connect(engine):
+            calls.append(engine)
+            if len(calls) < 3:
+                raise lost
+            return real_connect(engine)
+        with mock.patch.object(sqlalchemy.engine.Engine, 'connect', connect):
+            self.assertEqual(1, observe.ghosts(url, interval=0))
+        self.assertEqual(3, len(calls))
+
+    def test_the_retries_are_bounded(self):
+        lost = sqlalchemy.exc.OperationalError(
+            'SELECT', {}, Exception('Lost connection to MySQL server'))
+        with mock.patch.object(sqlalchemy.engine.Engine, 'connect',
+                               side_effect=lost) as connect:
+            self.assertRaises(sqlalchemy.exc.OperationalError, observe.ghosts,
+                              'sqlite://', timeout=0.05, interval=0.01)
+        self.assertGreater(connect.call_count, 1)
