@@ -29,6 +29,7 @@ from sqlalchemy.engine import url as sa_url
 from shelvefix import backends
 from shelvefix.backends import loadbalancer
 from shelvefix.backends import mariadb
+from shelvefix.backends import ports
 from shelvefix.backends import server
 
 LOG = logging.getLogger(__name__)
@@ -98,8 +99,8 @@ class GaleraCluster(fixtures.Fixture):
     def _setUp(self):
         mariadb.ensure_installed(
             packages=(mariadb.PACKAGE, mariadb.GALERA_PACKAGE))
-        ports = [dict(port=mariadb.free_port(), gcomm=mariadb.free_port(),
-                      ist=mariadb.free_port(), sst=mariadb.free_port())
+        ports = [dict(port=ports.free_port(), gcomm=ports.free_port(),
+                      ist=ports.free_port(), sst=ports.free_port())
                  for _i in range(self.size)]
         members = ','.join('127.0.0.1:%d' % p['gcomm'] for p in ports)
         for index, node_ports in enumerate(ports):

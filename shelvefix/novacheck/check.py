@@ -220,15 +220,17 @@ def check_source(text, display=source_mod.MANAGER_RELPATH,
     :param class_name: the compute manager class in ``text``
     :returns: a :class:`Result`
     """
+    if '\0' in text:
+        # Looked for here: compile() refuses it with a ValueError on some
+        # Pythons (3.11.2) and a SyntaxError on others (3.11.7, 3.12).
+        return Result(UNKNOWN, 'not Python source: %s: a NUL byte at '
+                      'offset %d' % (display, text.index('\0')),
+                      display=display, unreadable=True)
     try:
         tree = ast.parse(text, filename=display)
     except SyntaxError as e:
         return Result(UNKNOWN, 'syntax error in %s line %s: %s'
                       % (display, e.lineno, e.msg), display=display)
-    except ValueError as e:
-        # What compile() refuses outright (a NUL byte, before 3.12).
-        return Result(UNKNOWN, 'not Python source: %s: %s' % (display, e),
-                      display=display, unreadable=True)
     return check_tree(tree, display, class_name)
 
 

@@ -14,7 +14,7 @@ from unittest import mock
 
 import fixtures
 
-from shelvefix.backends import mariadb
+from shelvefix.backends import ports
 from shelvefix.backends import postgresql
 from shelvefix.cmd import main
 from shelvefix.tests import base
@@ -46,7 +46,7 @@ class ClusterPolicyTestCase(base.TestCase):
         directory = self.useFixture(fixtures.TempDir()).path
         os.chmod(directory, 0o755)
         self.data = os.path.join(directory, 'pg')
-        self.port = mariadb.free_port()
+        self.port = ports.free_port()
         self.useFixture(fixtures.EnvironmentVariable('SHELVEFIX_PG_DATA',
                                                      self.data))
         self.useFixture(fixtures.EnvironmentVariable('SHELVEFIX_PG_PORT',

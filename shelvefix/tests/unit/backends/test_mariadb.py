@@ -2,7 +2,6 @@
 
 import fcntl
 import os
-import socket
 import subprocess
 from unittest import mock
 
@@ -136,26 +135,7 @@ class StopTestCase(testtools.TestCase):
         process.send_signal.assert_not_called()
 
 
-class FreePortTestCase(testtools.TestCase):
-
-    def test_below_the_ephemeral_range_and_never_twice(self):
-        with open('/proc/sys/net/ipv4/ip_local_port_range') as f:
-            low = int(f.read().split()[0])
-        ports = [mariadb.free_port() for _i in range(20)]
-        self.assertEqual(20, len(set(ports)))
-        if low > 11000:
-            self.assertTrue(all(10000 <= p < low for p in ports), ports)
-
-    def test_a_port_in_use_is_passed_over(self):
-        with socket.socket() as sock:
-            sock.bind(('127.0.0.1', 0))
-            taken = sock.getsockname()[1]
-            with mock.patch.object(mariadb.random.SystemRandom, 'randint',
-                                   side_effect=[taken, taken + 1]), \
-                    mock.patch.object(mariadb, '_ephemeral_low',
-                                      return_value=65000):
-                port = mariadb.free_port()
-        self.assertNotEqual(taken, port)
+class ErrorLogTestCase(testtools.TestCase):
 
     def test_a_start_failure_shows_the_error_lines(self):
         server = mariadb.MariaDBServer()
