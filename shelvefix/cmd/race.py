@@ -274,7 +274,8 @@ def _actors(scenario, results):
 
 def _print_exploration(args, scenario, results, out):
     from shelvefix.race import report
-    out.write(report.table(results, variant_column=scenario.first_column) +
+    out.write(report.table(results, variant_column=scenario.first_column,
+                           always=scenario.symptoms) +
               '\n\n')
     seconds = sum(r.elapsed for r in results)
     runs = sum(r.runs for r in results)
@@ -350,7 +351,8 @@ def _run_random(args, placement, out, err):
             if len(done) > 1 or scenario.name != race.DEFAULT_SCENARIO:
                 out.write('%s:\n' % scenario.title)
             out.write(report.table(summaries, first_column='runs',
-                                   variant_column=scenario.first_column) +
+                                   variant_column=scenario.first_column,
+                                   always=scenario.symptoms) +
                       '\n\n')
         out.write('%d runs in %.1f s. The seed fixes the start delays of the '
                   'actors in each run; the\noperating system schedules the '

@@ -264,25 +264,30 @@ class CloudRaceProgram(_Program):
 
 
 class Scenario(collections.namedtuple(
-        'Scenario', ['name', 'title', 'first_column', 'cells', 'program'])):
+        'Scenario', ['name', 'title', 'first_column', 'cells', 'program',
+                     'symptoms'], defaults=((outcomes.OK,),))):
     """A scenario of the race lab.
 
     ``title`` heads its table, ``first_column`` names the table's first
     column, ``cells(ghost)`` lists its matrix and ``program(placement,
-    cell)`` makes the explorer program of one cell.
+    cell)`` makes the explorer program of one cell. ``symptoms`` are the
+    outcomes its table always has a column for (with ``ok``): what its
+    bugs show, so that a table of random runs has the same columns
+    whichever runs happened to show them.
     """
 
     __slots__ = ()
 
 
-def _cloud_scenario(name, title, lifecycle, variant_faults):
+def _cloud_scenario(name, title, lifecycle, variant_faults, symptoms):
     """A scenario of :class:`CloudRaceProgram` cells (variant, fault)."""
     return Scenario(
         name, title, 'variant',
         lambda ghost=False: [Cell(variant, None, fault)
                              for variant, fault in variant_faults],
         lambda placement, cell: CloudRaceProgram(placement, cell,
-                                                 lifecycle=lifecycle))
+                                                 lifecycle=lifecycle),
+        (outcomes.OK,) + symptoms)
 
 
 def _move_scenario(name, title):
@@ -301,7 +306,9 @@ def _move_scenario(name, title):
 SCENARIOS = collections.OrderedDict((s.name, s) for s in [
     Scenario(race.OFFLOAD_UNSHELVE,
              'shelve-offload (compute) against unshelve (API + scheduler)',
-             'ordering', all_cells, ShelveRaceProgram),
+             'ordering', all_cells, ShelveRaceProgram,
+             (outcomes.OK, outcomes.SCHEDULER_409, outcomes.COMPUTE_409,
+              outcomes.CLAIM_WIPED, outcomes.LEAKED)),
     _cloud_scenario(race.UNSHELVE_PERIODIC,
                     'unshelve (API + conductor + scheduler, compute-2) '
                     "against compute-2's update_available_resource",
@@ -310,14 +317,17 @@ SCENARIOS = collections.OrderedDict((s.name, s) for s in [
                      (race.PRE_2025480, None),
                      (race.PRE_2025480, PORT_BINDING),
                      (race.PRE_1862633, None),
-                     (race.PRE_1862633, PORT_BINDING)]),
+                     (race.PRE_1862633, PORT_BINDING)],
+                    (outcomes.LEAKED, outcomes.USAGE_UNTRACKED)),
     _cloud_scenario(race.LIFECYCLE,
                     'shelve-offload on compute-1, unshelve to compute-2, '
                     'the periodic audit on both hosts',
                     True,
                     [(race.CORRECTED, None), (race.CORRECTED, PORT_BINDING),
                      (race.LEGACY, None), (race.PRE_2025480, None),
-                     (race.PRE_1862633, PORT_BINDING)]),
+                     (race.PRE_1862633, PORT_BINDING)],
+                    (outcomes.SCHEDULER_409, outcomes.CLAIM_WIPED,
+                     outcomes.LEAKED, outcomes.USAGE_UNTRACKED)),
     _move_scenario(race.RESIZE_CONFIRM,
                    "confirm a resize (compute-1) against compute-1's "
                    'update_available_resource'),

@@ -64,21 +64,28 @@ def reduction_text(results):
     return text + '\n(--no-reduce explores every interleaving).'
 
 
-def labels_in(results):
-    """Every outcome label seen, ok first, then the known bad ones."""
-    seen = set()
+def labels_in(results, always=()):
+    """Every outcome label seen, ok first, then the known bad ones.
+
+    :param always: labels to include, seen or not
+    """
+    seen = set(always)
     for result in results:
         seen.update(result.counts)
     return outcomes.ordered(seen)
 
 
-def table(results, first_column='interleavings', variant_column='ordering'):
+def table(results, first_column='interleavings', variant_column='ordering',
+          always=(outcomes.OK,)):
     """The matrix as text: one row per cell, one column per outcome.
 
     The cells' columns are the variant, then ``free with`` (with the fault
     in brackets) if any cell varies the way of freeing, else ``fault``.
+    The outcomes' columns are those seen and those in ``always`` (a
+    scenario's symptoms: random runs that happen to miss one still show
+    it, with 0).
     """
-    labels = labels_in(results)
+    labels = labels_in(results, always)
     frees = any(r.cell.free is not None for r in results)
     header = [variant_column, 'free with' if frees else 'fault',
               first_column] + labels

@@ -122,6 +122,32 @@ class RaceCommandTestCase(base.TestCase):
                           'corrected', '--free', 'delete')
         setup.assert_called_once_with(False)
 
+    def test_random_runs_show_every_symptom_column(self):
+        # Runs that happen to show no scheduler 409 (or nothing bad at
+        # all) still print the scenario's columns, with 0: the table's
+        # shape does not depend on the luck of the threads.
+        from shelvefix.race import outcomes
+        from shelvefix.race import random_runs
+
+        def lucky(placement, cell, runs, **kwargs):
+            counts = {outcomes.OK: runs - 1}
+            if cell.variant == 'legacy':
+                counts[outcomes.CLAIM_WIPED] = 1
+            else:
+                counts[outcomes.OK] = runs
+            return random_runs.RandomResult(cell, runs, counts, 0.1)
+        with mock.patch.object(random_runs, 'run_random', lucky):
+            rc, out, _err = self.run_main('race', '--random', '5',
+                                          '--backend', 'double')
+        self.assertEqual(0, rc)
+        header = [line for line in out.splitlines()
+                  if line.startswith('ordering')][0]
+        self.assertEqual(['ordering', 'free', 'with', 'runs', 'ok',
+                          'scheduler', '409', 'compute', '409', 'claim',
+                          'wiped', 'allocations', 'leaked'], header.split())
+        self.assertIn('\ncorrected  get-put       5   5              0     '
+                      '       0            0                   0\n', out)
+
     def test_unwritable_diagram_is_refused_before_exploring(self):
         with mock.patch.object(program, 'explore_cell') as explore:
             rc, out, err = self.run_main('race', '--backend', 'double',
