@@ -99,11 +99,11 @@ class GaleraCluster(fixtures.Fixture):
     def _setUp(self):
         mariadb.ensure_installed(
             packages=(mariadb.PACKAGE, mariadb.GALERA_PACKAGE))
-        ports = [dict(port=ports.free_port(), gcomm=ports.free_port(),
-                      ist=ports.free_port(), sst=ports.free_port())
-                 for _i in range(self.size)]
-        members = ','.join('127.0.0.1:%d' % p['gcomm'] for p in ports)
-        for index, node_ports in enumerate(ports):
+        each = [dict(port=ports.free_port(), gcomm=ports.free_port(),
+                     ist=ports.free_port(), sst=ports.free_port())
+                for _i in range(self.size)]
+        members = ','.join('127.0.0.1:%d' % p['gcomm'] for p in each)
+        for index, node_ports in enumerate(each):
             first = index == 0
             options = ';'.join(
                 [option.format(**node_ports) for option in _PROVIDER_OPTIONS]
