@@ -33,7 +33,8 @@ class RetriesTestCase(testtools.TestCase):
 
 class GhostsTestCase(testtools.TestCase):
 
-    def test_consumers_without_allocations(self):
+    def placement(self, consumers, allocations):
+        """A sqlite file with placement's two tables; its URL."""
         directory = self.useFixture(fixtures.TempDir()).path
         url = 'sqlite:///%s' % os.path.join(directory, 'placement.db')
         engine = sqlalchemy.create_engine(url)
@@ -43,24 +44,21 @@ class GhostsTestCase(testtools.TestCase):
                 'CREATE TABLE consumers (uuid TEXT)'))
             conn.execute(sqlalchemy.text(
                 'CREATE TABLE allocations (consumer_id TEXT)'))
-            conn.execute(sqlalchemy.text(
-                "INSERT INTO consumers VALUES ('a'), ('b'), ('c')"))
-            conn.execute(sqlalchemy.text(
-                "INSERT INTO allocations VALUES ('a'), ('a')"))
+            for table, rows in (('consumers', consumers),
+                                ('allocations', allocations)):
+                for row in rows:
+                    conn.execute(sqlalchemy.text(
+                        'INSERT INTO %s VALUES (:v)' % table), {'v': row})
+        return url
+
+    def test_consumers_without_allocations(self):
+        url = self.placement(['a', 'b', 'c'], ['a', 'a'])
         self.assertEqual(2, observe.ghosts(url))
 
     def test_a_refused_read_is_tried_again(self):
         # The first two connections fail, as through a load balancer that
         # has every node marked down for a moment; the third reads.
-        directory = self.useFixture(fixtures.TempDir()).path
-        url = 'sqlite:///%s' % os.path.join(directory, 'placement.db')
-        engine = sqlalchemy.create_engine(url)
-        self.addCleanup(engine.dispose)
-        with engine.begin() as conn:
-            conn.execute(sqlalchemy.text('CREATE TABLE consumers (uuid TEXT)'))
-            conn.execute(sqlalchemy.text(
-                'CREATE TABLE allocations (consumer_id TEXT)'))
-            conn.execute(sqlalchemy.text("INSERT INTO consumers VALUES ('a')"))
+        url = self.placement(['a'], [])
         real_connect = sqlalchemy.engine.Engine.connect
         lost = sqlalchemy.exc.OperationalError(
             'SELECT', {}, Exception('Lost connection to MySQL server'))
