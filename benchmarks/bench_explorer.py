@@ -25,10 +25,10 @@ shared machine:
 
 Usage: ``python benchmarks/bench_explorer.py [--backend NAME ...]
 [--scenario NAME ...] [--json]``. Without ``--scenario`` it measures the
-shelve lifecycle's scenarios (what ``tox -e bench`` and CI run); the move
-scenarios (``--scenario resize-confirm --scenario resize-revert --scenario
-evacuate``) take about 12 minutes on two cores, nearly all of it the real
-service's evacuation.
+shelve lifecycle's scenarios (what ``tox -e bench`` runs; CI runs the two
+smaller ones); the move scenarios (``--scenario resize-confirm --scenario
+resize-revert --scenario evacuate``) take about 12 minutes on two cores,
+nearly all of it the real service's evacuation.
 """
 
 import argparse
