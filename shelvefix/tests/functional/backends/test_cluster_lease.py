@@ -11,6 +11,7 @@ import io
 import os
 import subprocess
 from unittest import mock
+import uuid
 
 import fixtures
 
@@ -20,6 +21,7 @@ from shelvefix.cmd import main
 from shelvefix.tests import base
 from shelvefix.tests.functional.backends import test_mariadb
 from shelvefix.tests.functional.backends import test_server
+from shelvefix.tests.functional.cmd import test_interrupt
 
 
 def postgres_running(data):
@@ -77,10 +79,18 @@ class ClusterPolicyTestCase(base.TestCase):
         self.assertFalse(test_mariadb.listening(self.port))
 
     def test_a_command_stops_the_cluster_it_started(self):
+        # Every process the command starts (the cluster's, gunicorn's
+        # master and workers) inherits the marker: none is left.
+        marker = uuid.uuid4().hex
+        self.useFixture(fixtures.EnvironmentVariable(test_interrupt.MARKER,
+                                                     marker))
         self.assertFalse(self.running())
         err = self.stress()
         self.assertIn('stopped the PostgreSQL cluster it had started', err)
         self.assertStopped()
+        test_interrupt.wait_for(
+            lambda: not test_interrupt.processes_with(marker),
+            'no process left', 10)
 
     def test_a_cluster_running_before_stays_running(self):
         self.assertEqual(0, self.script('start').returncode)
