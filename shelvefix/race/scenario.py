@@ -7,6 +7,8 @@ and instance saves. The constants here (the flavor, the project and user,
 the hosts' inventory) are the ones every part of the race lab uses.
 """
 
+import functools
+
 import fixtures
 from oslo_utils import uuidutils
 
@@ -19,6 +21,7 @@ from shelvefix import context
 from shelvefix.objects import instance as instance_obj
 from shelvefix import race
 from shelvefix.race import client
+from shelvefix.race import retry
 from shelvefix.race import timeline as timeline_mod
 from shelvefix.scheduler import request_spec
 from shelvefix.scheduler import utils as scheduler_utils
@@ -29,6 +32,10 @@ FLAVOR = instance_obj.Flavor(name='m1.small', vcpus=1, memory_mb=512,
 PROJECT = 'project-a'
 USER = 'user-a'
 CLAIM_VERSION = '1.28'
+#: Tries of each request that removes a shared scenario's server and
+#: providers from placement, and the seconds between two.
+CLEANUP_ATTEMPTS = 10
+CLEANUP_RETRY_DELAY = 0.5
 
 
 def alloc_request(rp_uuid, flavor=FLAVOR):
@@ -118,13 +125,22 @@ class ShelveScenario(fixtures.Fixture):
         self._timeline.reset()
 
     def _remove_from_placement(self):
+        # Each request tried again: on a Galera cluster written through
+        # every node, the provider's delete can reach a node that has not
+        # yet applied the allocations' delete, and be refused (409, the
+        # provider "has allocations").
         ctx = context.get_admin_context()
+        calls = []
         if getattr(self, 'instance', None) is not None:
-            self.client.delete_allocation_for_instance(
-                ctx, self.instance.uuid, force=True)
+            calls.append(functools.partial(
+                self.client.delete_allocation_for_instance, ctx,
+                self.instance.uuid, force=True))
         if not self._providers:
-            for rp in (self.src, self.dst):
-                self.client.delete_resource_provider(ctx, rp)
+            calls.extend(functools.partial(
+                self.client.delete_resource_provider, ctx, rp)
+                for rp in (self.src, self.dst))
+        for call in calls:
+            retry.tried(call, CLEANUP_ATTEMPTS, CLEANUP_RETRY_DELAY)
 
     def remove_ghost(self):
         """Remove a consumer record placement kept without allocations.

@@ -24,6 +24,7 @@ from shelvefix.objects import instance as instance_obj
 from shelvefix import race
 from shelvefix.race import client
 from shelvefix.race import outcomes
+from shelvefix.race import retry
 from shelvefix.race import scenario
 from shelvefix.race import variants
 from shelvefix.scheduler import request_spec
@@ -321,18 +322,7 @@ def _observed(call, deadline=None):
         (None: every try is made)
     :raises: the last try's error
     """
-    error = None
-    for attempt in range(CLEANUP_ATTEMPTS):
-        if attempt:
-            if (deadline is not None and
-                    time.monotonic() + CLEANUP_RETRY_DELAY > deadline):
-                break
-            time.sleep(CLEANUP_RETRY_DELAY)
-        try:
-            return call()
-        except Exception as e:
-            error = e
-    raise error
+    return retry.tried(call, CLEANUP_ATTEMPTS, CLEANUP_RETRY_DELAY, deadline)
 
 
 def _some(uuids):
