@@ -190,8 +190,6 @@ class ClusterLease(fixtures.Fixture):
                 # started it again) is not the command's to stop.
                 with open(self.mark, 'w') as f:
                     f.write(self._postmaster() or '')
-            elif not self._marked():
-                self._unmark()
         self.addCleanup(self._give_back)
 
     def _postmaster(self):
