@@ -23,6 +23,7 @@ import ast
 import itertools
 
 from shelvefix.novacheck import classes
+from shelvefix.novacheck import collaborators
 from shelvefix.novacheck import expressions
 from shelvefix.novacheck import inline
 from shelvefix.novacheck import steps as steps_mod
@@ -52,9 +53,10 @@ def method_graph(tree, display, method_name=steps_mod.METHOD_NAME,
 
     :returns: ``(graph, why, line)``: the
         :class:`~shelvefix.novacheck.steps.Graph`, or None and one sentence
-        saying why (no such class or method, or a method that may not run
-        its body when called); ``line`` is where the method starts, when
-        known
+        saying why (no such class or method, a method that may not run its
+        body when called, or an object the check trusts re-bound, see
+        :mod:`~shelvefix.novacheck.collaborators`); ``line`` is where the
+        method starts, when known
     """
     cls, method = steps_mod.find_method(tree, class_name, method_name)
     if cls is None:
@@ -69,6 +71,9 @@ def method_graph(tree, display, method_name=steps_mod.METHOD_NAME,
         return None, '%s is %s' % (
             class_name if named else '%s.%s' % (class_name, method_name),
             why), line
+    why = collaborators.why_untrusted(cls, display)
+    if why is not None:
+        return None, why, line
     return build(cls, method, steps_mod.methods_of(cls, tree)), None, line
 
 

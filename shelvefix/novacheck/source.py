@@ -10,11 +10,13 @@ asked (``importlib.util.find_spec`` on a top-level name loads nothing).
 
 import importlib.metadata
 import importlib.util
+import lzma
 import os
 import re
 import sys
 import tarfile
 import zipfile
+import zlib
 
 MANAGER_RELPATH = os.path.join('nova', 'compute', 'manager.py')
 # Archive members use '/' whatever the platform.
@@ -82,9 +84,13 @@ class ManagerFile(object):
         except OSError as e:
             raise SourceError('cannot read %s: %s' % (self.filename,
                                                       e.strerror or e))
-        except (KeyError, zipfile.BadZipFile, tarfile.TarError) as e:
+        except (KeyError, zipfile.BadZipFile, tarfile.TarError, EOFError,
+                zlib.error, lzma.LZMAError) as e:
+            # A damaged member: its data does not decompress.
             raise SourceError('cannot read %s from %s: %s'
-                              % (self.member, self.filename, e))
+                              % (self.member, self.filename,
+                                 ' '.join(str(e).split()) or
+                                 type(e).__name__))
         if b'\0' in data:
             raise SourceError('cannot read %s: not Python source (a NUL '
                               'byte at offset %d)'
@@ -110,8 +116,14 @@ def from_archive(path):
         else:
             with tarfile.open(path) as archive:
                 names = archive.getnames()
-    except (OSError, tarfile.TarError) as e:
-        raise SourceError('cannot read %s: %s' % (path, e))
+    except (zipfile.BadZipFile, tarfile.TarError, EOFError, zlib.error,
+            lzma.LZMAError, ValueError):
+        # Truncated or not an archive at all: tarfile's own text lists
+        # every compression it tried, several lines that say no more.
+        raise SourceError('%s: not a wheel, sdist or nova tree (not a '
+                          'zip or tar archive that can be read)' % path)
+    except OSError as e:
+        raise SourceError('cannot read %s: %s' % (path, e.strerror or e))
     members = sorted((n for n in names
                       if n == MANAGER_MEMBER or
                       n.endswith('/' + MANAGER_MEMBER)), key=len)

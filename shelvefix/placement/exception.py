@@ -207,7 +207,23 @@ class TraitInUse(PlacementStateError):
 
 
 class ReshapeGenerationConflict(PlacementStateError):
-    """The reshaper was given a stale provider generation."""
+    """The reshaper was given a stale provider generation.
+
+    Only the handler's early check, before the transaction, reads so;
+    inside it a stale generation is
+    :class:`ResourceProviderConcurrentUpdateDetected`.
+    """
 
     msg_fmt = ('resource provider generation conflict for provider '
                '%(uuid)s: actual: %(actual)s, given: %(given)s')
+
+
+class ResourceProviderConcurrentUpdateDetected(PlacementStateError):
+    """A provider's generation moved while a write was under way.
+
+    Placement raises it when its conditional generation update matches no
+    row: another request wrote the provider after this one read it.
+    """
+
+    msg_fmt = ('Another thread concurrently updated the resource provider '
+               'data. Please retry your update')

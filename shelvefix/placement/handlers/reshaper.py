@@ -52,6 +52,11 @@ def reshape(req, state):
         state.reshape(inventories, writes)
     except exception.ConsumerGenerationConflict as exc:
         raise errors.Conflict(str(exc), code=errors.CONCURRENT_UPDATE)
+    except exception.ResourceProviderConcurrentUpdateDetected as exc:
+        # A provider written after the check above: placement's
+        # transaction finds it out and says so in its own words.
+        raise errors.Conflict('update conflict: %s' % exc,
+                              code=errors.CONCURRENT_UPDATE)
     except exception.AllocationProviderNotFound as exc:
         raise errors.BadRequest(str(exc))
     except exception.NotFound as exc:

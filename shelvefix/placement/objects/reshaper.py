@@ -40,7 +40,10 @@ class ReshaperMixin(object):
             (consumer generations are always checked).
         :raises ResourceProviderNotFound: a provider of ``inventories`` is
             unknown.
-        :raises ReshapeGenerationConflict: its generation is stale.
+        :raises ResourceProviderConcurrentUpdateDetected: its generation
+            is stale: it was written after the caller read it (the handler
+            checked the generation before; this check, under the lock,
+            catches a write between the two).
         :raises ConsumerGenerationConflict: a stale consumer generation.
         :raises AllocationProviderNotFound: an allocation names an unknown
             provider (the consumers it created are kept, as placement
@@ -51,12 +54,14 @@ class ReshaperMixin(object):
             amount above total is not refused, as in placement).
         """
         with self._lock:
+            # Placement's transaction moves each generation with an update
+            # conditional on the one the handler read; a request that wrote
+            # the provider in between makes that update miss. Checked here,
+            # under the lock, before anything is written.
             for uuid, (generation, _wanted) in inventories.items():
                 record = self._provider(uuid)
                 if generation != record.generation:
-                    raise exception.ReshapeGenerationConflict(
-                        uuid=uuid, actual=record.generation,
-                        given=generation)
+                    raise exception.ResourceProviderConcurrentUpdateDetected()
             created = []
             try:
                 for write in writes:

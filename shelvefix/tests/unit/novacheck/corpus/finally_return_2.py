@@ -3,7 +3,9 @@
 try statements nested in each other or around a ``with``; a return from
 an inlined helper's try (back to the method, not out of it); a return or
 break in a ``finally`` swallowing a failed free; a finally handing the
-unfreed instance on (see :mod:`.finally_return`).
+unfreed instance on; a ``return`` that is the only way out of the ``try``
+once the state is set, so that only the ``finally`` it runs can save it
+(see :mod:`.finally_return`).
 """
 
 from shelvefix.tests.unit.novacheck.corpus import edits
@@ -235,3 +237,89 @@ def finally_calls_decorated_save():
 '''), ('from nova.compute import power_state\n',
        'from nova.compute import offload_hooks\n'
        'from nova.compute import power_state\n'))
+
+
+# Once vm_state is set below, the return is the only way out of the try:
+# task_state is set first, and neither the return nor anything after the
+# state may raise, so no exception path reaches the finally with the state
+# set. Only a return that runs the finally, with the state the return
+# leaves, gets these right.
+
+@variant(FIXED, 'The free comes before the try, and the finally that the '
+                'return runs saves SHELVED_OFFLOADED only after it.')
+def free_first_return_only_way_out_finally_saves():
+    """The free; try: set the state, return; finally: save."""
+    return edits.with_method(DESTROY + edits.FREE + '''\
+        try:
+            instance.task_state = None
+            instance.vm_state = vm_states.SHELVED_OFFLOADED
+            return
+        finally:
+            instance.save(expected_task_state=task_states.SHELVING_OFFLOADING)
+''')
+
+
+@variant(LEGACY, 'The return runs the finally, which saves '
+                 'SHELVED_OFFLOADED and only then frees.')
+def return_only_way_out_finally_saves_then_frees():
+    """try: set the state, return; finally: save, then the free."""
+    return edits.with_method(DESTROY + '''\
+        try:
+            instance.task_state = None
+            instance.vm_state = vm_states.SHELVED_OFFLOADED
+            return
+        finally:
+            instance.save(expected_task_state=task_states.SHELVING_OFFLOADING)
+            self.rt.delete_allocation_for_shelve_offloaded_instance(
+                context, instance)
+''')
+
+
+@variant(LEGACY, 'Both branches return, each through the finally, which '
+                 'saves SHELVED_OFFLOADED before it frees.')
+def both_branches_return_finally_saves_then_frees():
+    """try: set the state; if/else, both return; finally: save, free."""
+    return edits.with_method(DESTROY + '''\
+        try:
+            instance.task_state = None
+            instance.vm_state = vm_states.SHELVED_OFFLOADED
+            if bdms:
+                return
+            else:
+                return
+        finally:
+            instance.save(expected_task_state=task_states.SHELVING_OFFLOADING)
+            self.rt.delete_allocation_for_shelve_offloaded_instance(
+                context, instance)
+''')
+
+
+@variant(UNKNOWN, 'The return runs the finally, which saves '
+                  'SHELVED_OFFLOADED, and the free after the try never '
+                  'runs.')
+def return_only_way_out_free_after_try_is_dead():
+    """try: set the state, return; finally: save; the free after the try."""
+    return edits.with_method(DESTROY + '''\
+        try:
+            instance.task_state = None
+            instance.vm_state = vm_states.SHELVED_OFFLOADED
+            return
+        finally:
+            instance.save(expected_task_state=task_states.SHELVING_OFFLOADING)
+''' + edits.FREE)
+
+
+@variant(FIXED, 'The loop returns from the try as soon as the state is '
+                'set, and the finally saves it after the free before the '
+                'loop.')
+def loop_return_only_way_out_finally_saves():
+    """The free; try: while True: set the state, return; finally: save."""
+    return edits.with_method(DESTROY + edits.FREE + '''\
+        try:
+            while True:
+                instance.task_state = None
+                instance.vm_state = vm_states.SHELVED_OFFLOADED
+                return instance
+        finally:
+            instance.save(expected_task_state=task_states.SHELVING_OFFLOADING)
+''')

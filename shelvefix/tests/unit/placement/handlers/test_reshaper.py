@@ -1,6 +1,7 @@
 """Tests for POST /reshaper in the placement double (HTTP)."""
 
 from shelvefix.placement import errors
+from shelvefix.placement.objects import models
 from shelvefix.tests.unit.placement import base
 
 
@@ -71,3 +72,43 @@ class ReshaperTestCase(base.PlacementTestCase):
         self.assertError(self.reshape({'inventories': {
             base.RP2: inventories(0, VCPU=1)}, 'allocations': {}},
             version='1.29'), 404)
+
+    def test_a_write_after_the_check_is_a_concurrent_update(self):
+        # Another request writes the compute node after the handler checked
+        # its generation and before the reshape takes the state's lock: the
+        # check under the lock, not the handler's, has to refuse it.
+        real = self.state.reshape
+        seen = []
+
+        def racing(inventories, writes):
+            seen.append(self.state.set_inventories(
+                base.RP1, 2, {'VCPU': models.Inventory.build(8),
+                              'MEMORY_MB': models.Inventory.build(128)}))
+            return real(inventories, writes)
+
+        self.patch(self.state, 'reshape', racing)
+        resp = self.reshape({
+            'inventories': {base.RP1: inventories(2, MEMORY_MB=64),
+                            base.RP2: inventories(0, VCPU=8)},
+            'allocations': {
+                base.C1: base.alloc_body(
+                    {base.RP1: {'resources': {'MEMORY_MB': 16}},
+                     base.RP2: {'resources': {'VCPU': 2}}}, generation=1),
+                base.C2: base.alloc_body(
+                    {base.RP2: {'resources': {'VCPU': 1}}})}})
+        self.assertEqual([3], seen)
+        self.assertError(
+            resp, 409, code=errors.CONCURRENT_UPDATE,
+            detail='update conflict: Another thread concurrently updated '
+                   'the resource provider data. Please retry your update')
+        # Nothing of the reshape was written: the racing write stands, the
+        # allocations and the child are as they were, no consumer is new.
+        generation, stored = self.state.get_inventories(base.RP1)
+        self.assertEqual(3, generation)
+        self.assertEqual(128, stored['MEMORY_MB'].total)
+        self.assertEqual(8, stored['VCPU'].total)
+        self.assertEqual((0, {}), self.state.get_inventories(base.RP2))
+        self.assertEqual({base.RP1: {'VCPU': 2, 'MEMORY_MB': 16}},
+                         self.state.allocations_for(base.C1))
+        self.assertEqual(1, self.state.consumers[base.C1].generation)
+        self.assertNotIn(base.C2, self.state.consumers)
