@@ -24,6 +24,9 @@ import uuid
 from shelvefix.backends import fixture as double_fixture
 from shelvefix.backends import real
 
+# A sibling of this script: its directory is first on sys.path.
+import figures
+
 NAMESPACE = uuid.UUID('b3c1a1f6-6d1c-4c8f-9a55-1798688c0ffe')
 SHARES = 'MISC_SHARES_VIA_AGGREGATE'
 
@@ -144,10 +147,10 @@ def measure(adapter, runs):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument('--hosts', type=int, default=250,
+    parser.add_argument('--hosts', type=figures.count, default=250,
                         help='flat compute nodes (default 250; a tenth as '
                              'many nested ones come with them)')
-    parser.add_argument('--runs', type=int, default=5,
+    parser.add_argument('--runs', type=figures.count, default=5,
                         help='times each query runs per backend')
     args = parser.parse_args(argv)
     if not real.available():
@@ -176,12 +179,13 @@ def main(argv=None):
         totals[0] += double
         totals[1] += placement
         print('%-14s %12.2f %12.2f %7.1fx %11d' % (
-            name, double * 1000, placement * 1000, placement / double,
-            count))
+            name, double * 1000, placement * 1000,
+            figures.ratio(placement, double, name + ' real/double'), count))
     print('all queries: double %.1f ms, real %.1f ms: real/double %.1fx'
-          % (totals[0] * 1000, totals[1] * 1000, totals[1] / totals[0]))
+          % (totals[0] * 1000, totals[1] * 1000,
+             figures.ratio(totals[1], totals[0], 'all queries real/double')))
     return 0
 
 
 if __name__ == '__main__':
-    sys.exit(main())
+    sys.exit(figures.main(main))

@@ -49,6 +49,9 @@ from shelvefix import race
 from shelvefix.race import outcomes
 from shelvefix.race import program
 
+# A sibling of this script: its directory is first on sys.path.
+import figures
+
 #: The scenarios whose unreduced search runs (on the double: the count
 #: is the same on every backend, as the program is deterministic).
 UNREDUCED_RUNS = {race.OFFLOAD_UNSHELVE: True,
@@ -96,7 +99,7 @@ def machine_speedup(loops=2000000):
 
     serial = min(timed(lambda: (work(), work())) for _ in range(3))
     parallel = min(timed(two_processes) for _ in range(3))
-    return serial / parallel
+    return figures.ratio(serial, parallel, 'two processes / one')
 
 
 class RequestClock(object):
@@ -173,16 +176,20 @@ def measure(backend, name):
         finally:
             uninstall()
         runs = sum(len(e.runs) for _c, e in cells)
+        what = '%s on %s' % (name, backend)
         row.update(
             reduced=runs, seconds=seconds,
             blocked=sum(e.blocked for _c, e in cells),
             counted=sum(explorer.count_interleavings(run)
                         for _c, e in cells for run in e.runs),
             bad=bad_by_cell(cells),
-            run_ms=1000.0 * seconds / runs,
-            requests_per_run=clock.requests / runs,
-            requests_ms=1000.0 * clock.own_seconds / runs)
-        row['cost_ratio'] = row['run_ms'] / row['requests_ms']
+            run_ms=1000.0 * figures.ratio(seconds, runs, what + ' s/run'),
+            requests_per_run=figures.ratio(clock.requests, runs,
+                                           what + ' requests/run'),
+            requests_ms=1000.0 * figures.ratio(
+                clock.own_seconds, runs, what + ' request s/run'))
+        row['cost_ratio'] = figures.ratio(row['run_ms'], row['requests_ms'],
+                                          what + ' run ms / reqs ms')
         if backend == backends.DOUBLE:
             # The speed-up compares the same search, neither timed by the
             # clock; workers are forked, which only the double survives.
@@ -194,7 +201,8 @@ def measure(backend, name):
                                                  workers=2)[1])
             row.update(seconds_1_worker=min(alone),
                        seconds_2_workers=min(parallel),
-                       speedup=min(alone) / min(parallel))
+                       speedup=figures.ratio(min(alone), min(parallel),
+                                             what + ' speed-up'))
         else:
             # A run on the real service is ten times longer than the
             # clock's own cost: its timed search stands for the plain one.
@@ -269,4 +277,4 @@ def main(argv=None):
 
 
 if __name__ == '__main__':
-    sys.exit(main())
+    sys.exit(figures.main(main))

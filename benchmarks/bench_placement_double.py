@@ -24,6 +24,9 @@ import uuid
 from shelvefix.backends import fixture as placement_fixture
 from shelvefix import context
 
+# A sibling of this script: its directory is first on sys.path.
+import figures
+
 RESOURCES = {'VCPU': 1, 'MEMORY_MB': 512}
 
 
@@ -118,7 +121,8 @@ def main(argv=None):
     bench_direct(5)
     results = [_summary('full client stack', bench_client(rounds)),
                _summary('direct to the WSGI app', bench_direct(rounds))]
-    ratio = results[0]['mean_us'] / results[1]['mean_us']
+    ratio = figures.ratio(results[0]['mean_us'], results[1]['mean_us'],
+                          'client stack / direct (mean)')
     if args.json:
         print(json.dumps({'results': results, 'ratio_mean': ratio},
                          indent=2))
@@ -134,4 +138,4 @@ def main(argv=None):
 
 
 if __name__ == '__main__':
-    sys.exit(main())
+    sys.exit(figures.main(main))

@@ -29,6 +29,9 @@ import subprocess
 import sys
 import time
 
+# A sibling of this script: its directory is first on sys.path.
+import figures
+
 EAGER_IMPORTS = ('import shelvefix.cmd.main, shelvefix.race.program, '
                  'shelvefix.race.fault_matrix, shelvefix.race.stress, '
                  'shelvefix.race.report, shelvefix.backends.real, '
@@ -67,7 +70,7 @@ def _median_seconds(argv, runs):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    parser.add_argument('--runs', type=int, default=7)
+    parser.add_argument('--runs', type=figures.count, default=7)
     parser.add_argument('--manager', help='the manager.py to check')
     args = parser.parse_args(argv)
     if args.manager:
@@ -96,11 +99,13 @@ def main(argv=None):
     help_time = by['shelvefix --help']
     check = by[check_label]
     print('checked: %s' % manager)
-    print('--help / importing the lab: %.2f' % (help_time / lab))
+    print('--help / importing the lab: %.2f'
+          % figures.ratio(help_time, lab, '--help / importing the lab'))
     print('check / (check work + importing the lab): %.2f'
-          % (check / (check - help_time + lab)))
+          % figures.ratio(check, check - help_time + lab,
+                          'check / (check work + importing the lab)'))
     return 0
 
 
 if __name__ == '__main__':
-    sys.exit(main())
+    sys.exit(figures.main(main))

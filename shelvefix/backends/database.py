@@ -7,11 +7,109 @@ by side, from parallel test workers too. Each engine says how to connect
 (:meth:`ScratchDatabase.connect`) and what its statements and URL need:
 :class:`~shelvefix.backends.postgresql.PostgreSQLDatabase`,
 :class:`~shelvefix.backends.mariadb.MariaDBDatabase`.
+
+A database URL holds a password: :func:`mask_url` is how one is shown
+(in a message, a log, a report), and :func:`scrub` removes any from a
+text that came from elsewhere (placement-manage's output, an exception).
+:func:`placement_options` bounds how long placement may take to
+connect to one.
 """
 
+import re
 import uuid
 
 import fixtures
+
+#: What a password is shown as.
+MASK = '***'
+# scheme://user:password@ (a URL's credentials, whatever the scheme).
+# Greedy up to the last '@' of the word: SQLAlchemy ends a password at
+# the first, but a driver or a shell may not; hiding more is harmless.
+_CREDENTIALS = re.compile(
+    r'(?P<head>\b[A-Za-z][A-Za-z0-9+.-]*://[^:/@\s]*:)\S*@')
+
+
+#: How placement connects at start-up (db sync, loading the application):
+#: the seconds one attempt may take (PostgreSQL and MySQL; a URL's own
+#: ``connect_timeout`` wins), and the attempts. oslo.db's defaults, 10
+#: attempts 10 s apart, made a MySQL that refuses take 100 s to report
+#: (it does not retry PostgreSQL's refusal); every database shelvefix
+#: starts is up before placement connects.
+CONNECT_TIMEOUT = 10
+CONNECT_ATTEMPTS = 1
+
+
+def connection_parameters(url):
+    """The query placement adds to ``url`` when it connects.
+
+    ``connect_timeout`` (:data:`CONNECT_TIMEOUT`) for PostgreSQL and
+    MySQL, unless the URL sets one; nothing for sqlite.
+    """
+    from sqlalchemy.engine import url as sa_url
+    parsed = sa_url.make_url(url)
+    if (parsed.get_backend_name() not in ('postgresql', 'mysql') or
+            'connect_timeout' in parsed.query):
+        return ''
+    return 'connect_timeout=%d' % CONNECT_TIMEOUT
+
+
+_PLACEMENT_OPTIONS = """\
+connection = {url}
+# Bounded: a database that cannot be reached is reported in seconds, not
+# minutes (shelvefix.backends.database.CONNECT_TIMEOUT).
+connection_parameters = {parameters}
+max_retries = {attempts}
+# oslo.db waits this long after every failed attempt, the last too.
+retry_interval = 0"""
+
+
+def placement_options(url):
+    """placement.conf's ``[placement_database]`` lines for ``url``.
+
+    Its ``connection``, and how placement connects at start-up: one
+    attempt (:data:`CONNECT_ATTEMPTS`), of at most :data:`CONNECT_TIMEOUT`
+    seconds (:func:`connection_parameters`).
+    """
+    return _PLACEMENT_OPTIONS.format(
+        url=url, parameters=connection_parameters(url),
+        attempts=CONNECT_ATTEMPTS)
+
+
+def mask_url(url):
+    """``url`` as it may be shown: its password replaced by ``***``.
+
+    :param url: a SQLAlchemy URL (a string or a ``URL``), or None
+    :returns: the text to show; a URL SQLAlchemy cannot parse is shown
+        with whatever stands where a password would (see :func:`scrub`)
+    """
+    if url is None:
+        return None
+    from sqlalchemy.engine import url as sa_url
+    try:
+        return sa_url.make_url(url).render_as_string(hide_password=True)
+    except Exception:
+        # Not a URL SQLAlchemy reads (a bad --db-url): the pattern still
+        # finds user:password@.
+        return scrub(str(url))
+
+
+def scrub(text, *urls):
+    """``text`` with no database password in it.
+
+    Each of ``urls`` (the URLs the text may quote verbatim) is replaced by
+    its masked form, then any other ``scheme://user:password@`` by
+    ``scheme://user:***@``: for the output of another program, or an
+    exception's text.
+
+    :param text: what is about to be shown
+    :param urls: the URLs known to be in use (None is skipped)
+    """
+    # (Not the bare password: drivers do not quote it, and a common one,
+    # such as "placement", would mangle the text.)
+    for url in urls:
+        if url:
+            text = text.replace(str(url), mask_url(url))
+    return _CREDENTIALS.sub(lambda m: m.group('head') + MASK + '@', text)
 
 
 class ScratchDatabase(fixtures.Fixture):

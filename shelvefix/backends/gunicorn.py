@@ -16,6 +16,7 @@ import sys
 import time
 
 from shelvefix import backends
+from shelvefix.backends import runs
 
 _CONFIG = '''\
 # Written by shelvefix.backends.gunicorn for one server; see there.
@@ -140,7 +141,11 @@ class GunicornProcess(object):
                     stdin=subprocess.DEVNULL, stdout=log,
                     stderr=subprocess.STDOUT, env=self._env,
                     cwd=self._directory, pass_fds=[self._sock.fileno()],
-                    start_new_session=True)
+                    start_new_session=True,
+                    preexec_fn=runs.death_signal_hook())
+            # Listed for the run: if the command dies, its watchdog kills
+            # the session (the workers too).
+            runs.record_process(self._proc, 'gunicorn', [self.port])
         finally:
             # gunicorn has its own copy; ours would keep the port open
             # after gunicorn has stopped.
@@ -198,3 +203,4 @@ class GunicornProcess(object):
         except OSError:
             pass
         self._proc.wait()
+        runs.forget('processes', pid=self._proc.pid)

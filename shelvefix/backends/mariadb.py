@@ -31,6 +31,7 @@ import fixtures
 from shelvefix import backends
 from shelvefix.backends import database
 from shelvefix.backends import ports
+from shelvefix.backends import runs
 
 #: How long apt-get may take on a cold machine.
 INSTALL_TIMEOUT = 900
@@ -205,8 +206,7 @@ class MariaDBServer(fixtures.Fixture):
             raise backends.BackendUnavailable(
                 'placement on MariaDB needs PyMySQL: pip install '
                 '"shelvefix[placement]"')
-        self.directory = tempfile.mkdtemp(prefix='shelvefix-mariadb-')
-        self.addCleanup(shutil.rmtree, self.directory, True)
+        self.directory = runs.temp_dir(self, 'shelvefix-mariadb-')
         self.port = self._port or ports.free_port()
         self.socket = os.path.join(self.directory, 'mariadb.sock')
         self.log_path = os.path.join(self.directory, 'error.log')
@@ -257,7 +257,9 @@ class MariaDBServer(fixtures.Fixture):
             [_tool('mariadbd'), '--defaults-file=%s' % self.defaults_file] +
             list(self._start_args if args is None else args),
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL, start_new_session=True)
+            stderr=subprocess.DEVNULL, start_new_session=True,
+            preexec_fn=runs.death_signal_hook())
+        runs.record_process(self.process, 'mariadbd', [self.port])
         self._wait_ready()
 
     def _run(self, cmd, what):
@@ -324,11 +326,15 @@ class MariaDBServer(fixtures.Fixture):
         if process is not None and process.poll() is None:
             process.kill()
             process.wait(timeout=timeout)
+        if process is not None:
+            runs.forget('processes', pid=process.pid)
 
     def stop(self, timeout=STOP_TIMEOUT):
         """Stop the server: SIGTERM, then SIGKILL after ``timeout`` s."""
         process, self.process = self.process, None
         if process is None or process.poll() is not None:
+            if process is not None:
+                runs.forget('processes', pid=process.pid)
             return
         process.send_signal(signal.SIGTERM)
         # A paused (SIGSTOP) server acts on its SIGTERM once continued.
@@ -338,6 +344,7 @@ class MariaDBServer(fixtures.Fixture):
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait(timeout=timeout)
+        runs.forget('processes', pid=process.pid)
 
 
 class MariaDBDatabase(database.ScratchDatabase):

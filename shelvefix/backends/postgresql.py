@@ -18,6 +18,7 @@ import fixtures
 
 from shelvefix import backends
 from shelvefix.backends import database
+from shelvefix.backends import runs
 
 #: The cluster script; it ships with the package (see its header).
 POSTGRESQL_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)),
@@ -37,14 +38,19 @@ def script_path(script=None):
 
     :raises BackendUnavailable: it is not there
     """
-    script = (script or os.environ.get('SHELVEFIX_POSTGRESQL_SCRIPT') or
-              POSTGRESQL_SCRIPT)
-    script = os.path.normpath(script)
-    if not os.path.isfile(script):
+    from_env = os.environ.get('SHELVEFIX_POSTGRESQL_SCRIPT')
+    chosen = os.path.normpath(script or from_env or POSTGRESQL_SCRIPT)
+    if not os.path.isfile(chosen):
+        if not script and from_env:
+            # The user's setting is wrong, not the installation.
+            raise backends.BackendUnavailable(
+                'SHELVEFIX_POSTGRESQL_SCRIPT=%s: no such file (it names '
+                'the postgresql.sh that starts the cluster; unset it to '
+                'use the packaged one)' % from_env)
         raise backends.BackendUnavailable(
             'no %s: PostgreSQL is started by the source checkout\'s script '
-            '(or pass db_url)' % script)
-    return script
+            '(or pass db_url)' % chosen)
+    return chosen
 
 
 def _run(script, command, timeout):
@@ -190,7 +196,28 @@ class ClusterLease(fixtures.Fixture):
                 # started it again) is not the command's to stop.
                 with open(self.mark, 'w') as f:
                     f.write(self._postmaster() or '')
+                self._record()
         self.addCleanup(self._give_back)
+
+    @classmethod
+    def of(cls, data):
+        """A lease not taken, on the cluster in ``data``.
+
+        To judge, with its lock held, whether a dead command's cluster is
+        to be stopped (:mod:`~shelvefix.backends.reap`).
+        """
+        lease = cls()
+        lease.data, lease.leases = data, data + '.leases'
+        lease.mark = os.path.join(lease.leases, STOP_MARK)
+        return lease
+
+    def _record(self):
+        # Listed for the run: if the command dies, its watchdog (or the
+        # next command) stops the server as this lease's give-back would.
+        pid = self._postmaster()
+        if pid and pid.isdigit():
+            runs.record('clusters', data=self.data, leases=self.leases,
+                        pid=int(pid), start=runs.start_time(int(pid)))
 
     def _postmaster(self):
         """The running server's pid (``postmaster.pid``), or None."""
@@ -245,6 +272,7 @@ class ClusterLease(fixtures.Fixture):
     def _give_back(self):
         with self._locked():
             os.unlink(self.path)
+            runs.forget('clusters', data=self.data)
             if not self._marked():
                 self._unmark()
                 self.outcome = 'left running'

@@ -17,7 +17,9 @@
 # The cluster is our own, not the one Debian's package creates: a data
 # directory of its own ($SHELVEFIX_PG_DATA, default /tmp/shelvefix-pg),
 # listening on 127.0.0.1 only, on $SHELVEFIX_PG_PORT (default 5433, so that
-# a packaged cluster on 5432 does not clash), with its socket inside the data
+# a packaged cluster on 5432 does not clash; without the variable, the first
+# free port above 5433 when something else listens there), with its socket
+# inside the data
 # directory. The superuser "postgres" can only come in through that socket
 # (trust; the directory is private to the server's owner); everyone else,
 # the role "placement" included, logs in over TCP with a password. The role
@@ -43,6 +45,10 @@ PATH=$PATH:/usr/sbin:/sbin
 # on the server's command line.
 DATA=$(realpath -m "${SHELVEFIX_PG_DATA:-/tmp/shelvefix-pg}")
 PORT=${SHELVEFIX_PG_PORT:-5433}
+# A port the user named is used or refused; the default gives way.
+PORT_GIVEN=${SHELVEFIX_PG_PORT:+yes}
+# How many ports above 5433 the default tries before it gives up.
+PORT_TRIES=100
 DURABLE=${SHELVEFIX_PG_DURABLE:-0}
 HOST=127.0.0.1
 ROLE=placement
@@ -104,8 +110,21 @@ apt_install() {
             install -y -qq postgresql
 }
 
+# A SHELVEFIX_PG_BINDIR that cannot be used is said as such, before
+# anything else fails on it ("initdb failed" said nothing of why).
+check_bindir() {
+    local dir=${SHELVEFIX_PG_BINDIR:-} program
+    [ -n "$dir" ] || return 0
+    [ -d "$dir" ] || die "SHELVEFIX_PG_BINDIR=$dir: no such directory"
+    for program in initdb pg_ctl; do
+        [ -x "$dir/$program" ] ||
+            die "SHELVEFIX_PG_BINDIR=$dir: no $program there"
+    done
+}
+
 do_install() {
     local started apt_log
+    check_bindir
     if find_bindir >/dev/null; then
         return 0
     fi
@@ -227,6 +246,29 @@ EOF
     fi
 }
 
+# Something answers on 127.0.0.1:$1 (a connect succeeds).
+port_in_use() {
+    (exec 3<>"/dev/tcp/$HOST/$1") 2>/dev/null
+}
+
+# The default port, or the first free one above it when something else
+# (another PostgreSQL, any server) listens there: a machine whose 5433 is
+# taken still gets a cluster. A port given in $SHELVEFIX_PG_PORT is kept.
+choose_port() {
+    local candidate=$PORT last=$((PORT + PORT_TRIES))
+    [ -z "$PORT_GIVEN" ] || return 0
+    while port_in_use "$candidate"; do
+        candidate=$((candidate + 1))
+        if [ "$candidate" -gt "$last" ]; then
+            die "ports $PORT to $last on $HOST are all taken (set SHELVEFIX_PG_PORT)"
+        fi
+    done
+    if [ "$candidate" != "$PORT" ]; then
+        log "$HOST:$PORT is taken by another server: using $candidate"
+        PORT=$candidate
+    fi
+}
+
 do_start() {
     local bindir port
     do_install
@@ -245,6 +287,7 @@ do_start() {
             log "removing the stale $DATA/postmaster.pid"
             rm -f "$DATA/postmaster.pid"
         fi
+        choose_port
         write_settings
         # 9>&-: the server must not inherit the lock, or it would hold it
         # for as long as it runs and every later call would wait for ever.

@@ -3,8 +3,7 @@
 :class:`PlacementServer` is the deployment-shaped backend for stress and
 fault-injection runs: openstack-placement's own WSGI entry point
 (``placement.wsgi.api:application``) served by gunicorn with several worker
-processes, on a loopback port, backed by PostgreSQL, MariaDB or a sqlite
-file.
+processes, on a loopback port, backed by PostgreSQL, MariaDB or a sqlite file.
 Unlike :class:`~shelvefix.backends.real.RealPlacementFixture` (one
 in-process application, in-memory sqlite), concurrent requests here really
 run in different processes against a database that arbitrates them, as in
@@ -18,8 +17,7 @@ cluster keeps running between fixtures, unless ``stop_cluster`` (a
 user's command): the fixture that started it then stops it once no one
 else uses it (:class:`~shelvefix.backends.postgresql.ClusterLease`).
 MariaDB, where most deployments run placement, is a private server per
-fixture
-(:mod:`~shelvefix.backends.mariadb`, Debian's package installed if
+fixture (:mod:`~shelvefix.backends.mariadb`, Debian's package installed if
 needed), reached through PyMySQL and stopped with the fixture. The sqlite
 fallback is a file in the fixture's temporary directory: sqlite serialises
 writers, so it shows far less of the concurrency a deployment has.
@@ -47,10 +45,12 @@ import fixtures
 from oslo_log import log
 
 from shelvefix import backends
+from shelvefix.backends import database
 from shelvefix.backends import gunicorn
 from shelvefix.backends import mariadb
 from shelvefix.backends import observe
 from shelvefix.backends import postgresql
+from shelvefix.backends import runs
 
 DATABASES = ('postgresql', 'mariadb', 'sqlite')
 #: The database of each SQLAlchemy dialect a ``db_url`` may name.
@@ -83,7 +83,7 @@ default_log_levels = {log_levels}
 auth_strategy = noauth2
 
 [placement_database]
-connection = {connection}
+{connection}
 # placement-manage db sync has migrated it before the workers start; a
 # migration per worker would only race.
 sync_on_startup = False
@@ -219,7 +219,7 @@ class PlacementServer(fixtures.Fixture):
             raise backends.BackendUnavailable(
                 'the placement server needs %s: pip install '
                 '"shelvefix[placement]"' % ', '.join(missing))
-        self.config_dir = self.useFixture(fixtures.TempDir()).path
+        self.config_dir = runs.temp_dir(self, 'shelvefix-server-')
         self.log_path = os.path.join(self.config_dir, 'server.log')
         # Listening first: a port that is taken fails at once, not after
         # the database work.
@@ -236,7 +236,8 @@ class PlacementServer(fixtures.Fixture):
                                              'placement.conf')
         with open(self.placement_config, 'w') as f:
             f.write(_PLACEMENT_CONF.format(
-                connection=self.db_url, debug=self._debug,
+                connection=database.placement_options(self.db_url),
+                debug=self._debug,
                 log_levels=','.join(log.get_default_log_levels() +
                                     [observe.RETRY_LOGGER + '=DEBUG'])))
 
@@ -337,10 +338,10 @@ class PlacementServer(fixtures.Fixture):
             raise backends.ServerStartError(
                 '%s took more than %d s' % (what, PLACEMENT_COMMAND_TIMEOUT))
         if proc.returncode != 0:
-            raise backends.ServerStartError(
+            raise backends.ServerStartError(database.scrub(
                 '%s failed (exit %d) on %s:\n%s'
                 % (what, proc.returncode, self.db_url,
-                   (proc.stdout + proc.stderr)[-3000:]))
+                   (proc.stdout + proc.stderr)[-3000:]), self.db_url))
 
 
 def main(argv=None, out=None):
@@ -379,8 +380,8 @@ def main(argv=None, out=None):
         try:
             out.write('url: %s\ndatabase: %s\nconfig-file: %s\nlog: %s\n'
                       'timings: %s\n' % (
-                          server.url, server.db_url, server.shelvefix_config,
-                          server.log_path,
+                          server.url, database.mask_url(server.db_url),
+                          server.shelvefix_config, server.log_path,
                           ', '.join('%s %.2f s' % item
                                     for item in server.timings.items())))
             out.flush()

@@ -35,7 +35,9 @@ DESCRIPTION = (
     'in the class body...) makes it CANNOT TELL, naming the construct.',
     'Verdict: for the fixes asked about with --bug (bug 1798688 alone by '
     'default): 0 every one fixed, 1 one missing; 2 when one cannot be told '
-    'or what was given cannot be read.',
+    'or what was given cannot be read. Exit 0 needs evidence: each FIXED '
+    'cites the file:line it rests on; one that cites nothing is no verdict '
+    '(2, said in a line).',
 )
 BUG_CHOICES = ('1798688', '2025480', '1862633', 'host-lost', 'all')
 
@@ -89,9 +91,41 @@ def run(args, out, err):
         # Bad input, not a verdict: said on stderr (and with --json in the
         # document too, for scripts that read only that).
         err.write('shelvefix check: %s\n' % report.offload.reason)
+    code, why = report.exit_code, _unearned(report)
+    if why and code == 0:
+        code = 2
     if args.json:
-        json.dump(report.to_dict(), out, indent=2, sort_keys=True)
+        document = report.to_dict()
+        document.update(exit_code=code, unearned=why)
+        json.dump(document, out, indent=2, sort_keys=True)
         out.write('\n')
     elif not report.unreadable:
         out.write(report.render())
-    return report.exit_code
+    if why and not report.unreadable:
+        err.write('shelvefix check: no verdict: %s\n' % why)
+    return code
+
+
+def _unearned(report):
+    """Why ``report`` cannot back exit 0, or None.
+
+    The one place ``shelvefix check`` decides that it modelled enough to
+    say clean: something was read, and every fix asked about that is
+    FIXED rests on code it cites (``file:line``), bug 1798688's on a path
+    of program states explored. A FIXED with nothing behind it is not a
+    proof.
+    """
+    from shelvefix.novacheck import outcome
+    if report.unreadable:
+        return report.offload.reason
+    for bug in report.asked:
+        verdict = report.verdicts[bug]
+        if verdict.status != outcome.FIXED:
+            continue
+        if not verdict.evidence:
+            return ('%s: FIXED, but no line of the tree is cited for it, so '
+                    'nothing was modelled' % bug)
+        if bug == '1798688' and not report.offload.states:
+            return ('1798688: FIXED, but no program state of %s was '
+                    'explored' % report.offload.display)
+    return None

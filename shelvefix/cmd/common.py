@@ -7,6 +7,9 @@ machine cannot run); :func:`shelvefix.cmd.main.main` prints it as one line
 and exits with status 2.
 """
 
+import argparse
+import errno
+import math
 import os
 import re
 import time
@@ -17,6 +20,25 @@ from shelvefix import race
 
 class CommandError(Exception):
     """What the user asked for cannot be done; the message says why."""
+
+
+def finite_float(text):
+    """An option's number, as argparse's ``type=``: finite, never nan/inf.
+
+    ``float()`` takes ``nan``, ``inf`` and ``1e999``, and no comparison
+    with a bound refuses nan (every one is false): a command would run
+    with it. argparse prints the message as the option's one-line error.
+
+    :raises argparse.ArgumentTypeError: not a number, or not finite
+    """
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError('%r is not a number' % text)
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(
+            '%r is not a finite number' % text)
+    return value
 
 
 def add_config_file_argument(parser):
@@ -62,8 +84,10 @@ def problem(exc):
 
     A placement that cannot be reached or refuses the set-up requests, a
     run that could not remove what it created from placement, a backend
-    this machine cannot run, or a file that cannot be written is reported
-    as one line; anything else is a bug and keeps its traceback.
+    this machine cannot run, a file that cannot be written or read (the
+    path and the operating system's reason) or an output that cannot be
+    written is reported as one line; anything else is a bug and keeps its
+    traceback.
 
     :returns: the line, or None
     """
@@ -71,15 +95,15 @@ def problem(exc):
     from keystoneauth1 import exceptions as ks_exc
 
     from shelvefix.backends import fixture
+    from shelvefix.cmd import output
     from shelvefix import exception
-    if type(exc).__name__ == 'MultipleExceptions' and exc.args:
-        # A fixture's setUp failed; the first exception is the cause.
-        first = exc.args[0]
-        if isinstance(first, tuple) and len(first) == 3:
-            return problem(first[1])
+    if cause(exc) is not exc:
+        return problem(cause(exc))
     if isinstance(exc, (CommandError, backends.BackendUnavailable,
-                        backends.ServerStartError)):
+                        backends.ServerStartError, output.OutputError)):
         return str(exc)
+    if isinstance(exc, OSError):
+        return os_error(exc)
     if isinstance(exc, (ks_exc.ConnectionError, ks_exc.EndpointNotFound,
                         ks_exc.DiscoveryFailure)):
         return 'placement cannot be reached: %s' % exc
@@ -87,6 +111,43 @@ def problem(exc):
         return 'placement refused to set up the run: %s' % exc
     if isinstance(exc, exception.StressCleanupFailed):
         return str(exc)
+    return None
+
+
+def cause(exc):
+    """What went wrong: a fixture's first exception, else ``exc``.
+
+    A fixture whose setUp fails raises ``MultipleExceptions``, the cause
+    first (and fixtures' ``SetupError`` last).
+    """
+    if type(exc).__name__ == 'MultipleExceptions' and exc.args:
+        first = exc.args[0]
+        if isinstance(first, tuple) and len(first) == 3:
+            return cause(first[1])
+    return exc
+
+
+#: Errors of the machine, not of shelvefix, even without a path: a full
+#: or read-only disk, a quota, no memory or file descriptors left.
+_MACHINE_ERRNOS = frozenset(getattr(errno, code) for code in (
+    'ENOSPC', 'EDQUOT', 'EROFS', 'EIO', 'ENOMEM', 'EMFILE', 'ENFILE'))
+
+
+def os_error(exc):
+    """An ``OSError`` in one line: the path(s) and the reason; or None.
+
+    None for one that names no path and is not the machine's (a full or
+    read-only disk, a quota, no memory or file descriptors left): that is
+    a bug until shown otherwise.
+    """
+    reason = exc.strerror or str(exc)
+    if exc.filename is not None:
+        paths = ' -> '.join(
+            os.fsdecode(name) if isinstance(name, (str, bytes)) else str(name)
+            for name in (exc.filename, exc.filename2) if name is not None)
+        return '%s: %s' % (paths, reason)
+    if exc.errno in _MACHINE_ERRNOS:
+        return reason
     return None
 
 
@@ -118,6 +179,17 @@ def check_writable(path):
     target = path if os.path.exists(path) else directory
     if not os.access(target, os.W_OK):
         raise CommandError('cannot write %s: permission denied' % path)
+    # Root passes every access check, and some file systems (/proc, a
+    # read-only mount) refuse only when asked: open it, without
+    # truncating, and leave no file that was not there.
+    existed = os.path.exists(path)
+    try:
+        with open(path, 'a'):
+            pass
+    except OSError as e:
+        raise CommandError('cannot write %s: %s' % (path, e.strerror or e))
+    if not existed:
+        os.unlink(path)
 
 
 def load_conf(config_files):
@@ -137,7 +209,13 @@ def load_conf(config_files):
     try:
         return conf.load_config_files(config_files)
     except (cfg.Error, OSError, UnicodeError) as e:
-        raise CommandError('bad configuration: %s' % e) from e
+        # oslo.config names the file by its LocationInfo's repr.
+        text = _LOCATION.sub(r'in \1', str(e))
+        raise CommandError('bad configuration: %s' % text) from e
+
+
+_LOCATION = re.compile(r"from LocationInfo\(location=<[^>]*>, "
+                       r"detail='([^']*)'\)")
 
 
 def check_text_file(path, what):

@@ -10,8 +10,9 @@ prints::
 
 followed, when some disagree, by each disagreeing scenario and its
 differences. ``--json`` prints the same as one JSON document. The exit
-status is 0 when every scenario agrees, 1 when one does not, 2 for a
-usage error or without openstack-placement.
+status is 0 when every scenario agrees (each played on both backends,
+each making requests), 1 when one does not, 2 for a usage error or
+without openstack-placement.
 """
 
 import contextlib
@@ -31,7 +32,9 @@ DESCRIPTION = (
     'and prints how many scenarios agree, each disagreement, and the time '
     'each backend took. Needs the placement extra; takes a minute or two. '
     'Progress goes to stderr.',
-    'Verdict: 0 if every scenario agrees, 1 if one does not.',
+    'Verdict: 0 if every scenario agrees, 1 if one does not, or if one '
+    'was not played on both backends or made no request there (said in a '
+    'line).',
 )
 BACKENDS = (backends.DOUBLE, backends.REAL)
 
@@ -126,7 +129,8 @@ def _placement_logs_silenced():
 def run(args, out, err):
     """Run the contract suite and report; returns the exit status.
 
-    :returns: 0 if every scenario agrees, 1 if one does not
+    :returns: 0 if every scenario agrees, 1 if one does not or one did
+        not run on both backends (:func:`shelvefix.contract.runner.unearned`)
     :raises CommandError: an unknown scenario, or no openstack-placement
     """
     from shelvefix.backends import real
@@ -151,9 +155,17 @@ def run(args, out, err):
     with _placement_logs_silenced():
         result = runner.run_all(BACKENDS, names, progress=progress)
     progress.finish()
+    why = runner.unearned(result, names or scenarios.names())
     if args.json:
-        json.dump(_as_json(result), out, indent=2, sort_keys=True)
+        document = _as_json(result)
+        document['unearned'] = why
+        json.dump(document, out, indent=2, sort_keys=True)
         out.write('\n')
+        if why:
+            err.write('shelvefix contract: no verdict: %s\n' % why)
     else:
         _print_text(result, out)
-    return 0 if not result.disagreeing else 1
+        if why:
+            out.write('No verdict, the scenarios did not all run: %s\n'
+                      % why)
+    return 0 if not result.disagreeing and not why else 1

@@ -1,6 +1,8 @@
-"""SIGINT and SIGTERM end a command the way Ctrl-C does: cleanly.
+"""SIGINT, SIGTERM and SIGHUP end a command the way Ctrl-C does: cleanly.
 
-While :func:`handled` is active, the first SIGINT or SIGTERM raises
+SIGHUP (a dropped SSH session, a closed terminal) is handled as SIGTERM
+is, so that a run is not left half cleaned up by a lost connection.
+While :func:`handled` is active, the first of these signals raises
 :class:`Interrupted` (a ``KeyboardInterrupt``) in the main thread, so that
 every ``with`` and ``finally`` on the way out runs: worker processes are
 stopped, servers shut down and what the run created in placement deleted.
@@ -15,7 +17,7 @@ import signal
 import sys
 import threading
 
-SIGNALS = (signal.SIGINT, signal.SIGTERM)
+SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 #: Signals after the first that abandon the clean-up.
 GIVE_UP_AFTER = 3
 
@@ -47,21 +49,30 @@ def _handler(received, stream):
         if len(received) == 1:
             raise Interrupted(signum)
         if len(received) >= GIVE_UP_AFTER:
-            stream.write('shelvefix: %s again: clean-up abandoned, what the '
-                         'run created may be left behind\n'
-                         % signal.Signals(signum).name)
-            stream.flush()
+            _say(stream, 'shelvefix: %s again: clean-up abandoned, what the '
+                 'run created in placement may be left behind (the '
+                 'servers it started are stopped by its watchdog)\n'
+                 % signal.Signals(signum).name)
             os._exit(128 + signum)
-        stream.write('shelvefix: %s: still cleaning up (a bounded wait); '
-                     'send it once more to abandon the clean-up\n'
-                     % signal.Signals(signum).name)
-        stream.flush()
+        _say(stream, 'shelvefix: %s: still cleaning up (a bounded wait); '
+             'send it once more to abandon the clean-up\n'
+             % signal.Signals(signum).name)
     return handle
+
+
+def _say(stream, text):
+    # After SIGHUP the terminal may be gone: a write that fails must not
+    # raise inside the clean-up the handler interrupted.
+    try:
+        stream.write(text)
+        stream.flush()
+    except (OSError, ValueError):
+        pass
 
 
 @contextlib.contextmanager
 def handled(stream=None):
-    """Turn SIGINT and SIGTERM into :class:`Interrupted` while active.
+    """Turn SIGINT, SIGTERM, SIGHUP into :class:`Interrupted` while active.
 
     Outside the main thread (where Python cannot install handlers) this
     does nothing. The previous handlers come back on exit.

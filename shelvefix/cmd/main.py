@@ -16,7 +16,9 @@
     (:mod:`shelvefix.cmd.faults`);
 ``stress``
     K servers x M cycles under real concurrency
-    (:mod:`shelvefix.cmd.stress`).
+    (:mod:`shelvefix.cmd.stress`);
+``cleanup``
+    list and remove what dead runs left (:mod:`shelvefix.cmd.cleanup`).
 
 Each module offers ``HELP`` (one line), ``DESCRIPTION`` (plain-text
 paragraphs for ``--help``), ``add_arguments(parser)`` and ``run(args, out,
@@ -26,9 +28,9 @@ Exit statuses mean one thing each, for every command (:data:`EXIT_TEXT`):
 0 and 1 are the command's verdict, 2 says it could not run (a problem the
 user can fix is raised as :class:`~shelvefix.cmd.common.CommandError`;
 anything else is reported the same way, as one line, the traceback shown
-only with ``--debug``), 130 and 143 an interrupt (SIGINT, SIGTERM: the run
-cleans up first, see :mod:`shelvefix.cmd.interrupt`), 141 a reader that
-went away (``| head``), as for other Unix tools.
+only with ``--debug``), 130, 143 and 129 an interrupt (SIGINT, SIGTERM,
+SIGHUP: the run cleans up first, see :mod:`shelvefix.cmd.interrupt`), 141
+a reader that went away (``| head``), as for other Unix tools.
 """
 
 import argparse
@@ -40,10 +42,14 @@ import sys
 import textwrap
 import traceback
 
+from shelvefix.backends import reap
+from shelvefix.backends import runs
 from shelvefix.cmd import common
 from shelvefix.cmd import interrupt
+from shelvefix.cmd import output
 
-COMMANDS = ('race', 'timeline', 'contract', 'check', 'faults', 'stress')
+COMMANDS = ('race', 'timeline', 'contract', 'check', 'faults', 'stress',
+            'cleanup')
 DEBUG_HELP = ('log what the library does (DEBUG and up) to stderr, and '
               'show the traceback of an unexpected error; by default logs '
               'are off, the races produce expected warnings')
@@ -53,8 +59,8 @@ EXIT_BROKEN_PIPE = 128 + signal.SIGPIPE
 EXIT_TEXT = ('Exit status: 0 and 1 are the verdict given above; 2 means '
              'the command could not run (bad input, an unreadable file, a '
              'service that cannot be reached or does not answer in time); '
-             '130 and 143 mean it was interrupted (SIGINT, SIGTERM) and '
-             'cleaned up; 141 that its output was closed.')
+             '130, 143 and 129 mean it was interrupted (SIGINT, SIGTERM, '
+             'SIGHUP) and cleaned up; 141 that its output was closed.')
 
 
 def _description(module):
@@ -89,6 +95,20 @@ class _Parser(argparse.ArgumentParser):
         return args
 
 
+class _VersionAction(argparse.Action):
+    """``--version``: pbr's version of the installed shelvefix.
+
+    Looked up only when asked (it reads the package's metadata).
+    """
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        import pbr.version
+        # On stdout, as --help (parser.exit would write it on stderr).
+        sys.stdout.write('shelvefix %s\n' % pbr.version.VersionInfo(
+            'shelvefix').version_string())
+        parser.exit(0)
+
+
 def build_parser():
     """The argument parser, with a subparser per command."""
     parser = _Parser(
@@ -96,6 +116,8 @@ def build_parser():
         description='Nova bug 1798688: the shelve-offload / unshelve '
                     'allocation race, reproduced and checked. ' + EXIT_TEXT)
     parser.add_argument('--debug', action='store_true', help=DEBUG_HELP)
+    parser.add_argument('--version', action=_VersionAction, nargs=0,
+                        help="print shelvefix's version and exit")
     # --debug after the command too; SUPPRESS keeps the subparser from
     # resetting what was given before it.
     common_options = argparse.ArgumentParser(add_help=False)
@@ -122,9 +144,33 @@ def setup_logging(debug):
     if debug:
         logging.basicConfig(level=logging.DEBUG, stream=sys.stderr,
                             format='%(levelname)s %(name)s %(message)s')
+        for handler in root.handlers:
+            if not isinstance(handler.formatter, _MaskingFormatter):
+                handler.setFormatter(_MaskingFormatter(handler.formatter))
     elif not root.handlers:
         # Without a handler Python prints WARNING and up to stderr.
         root.addHandler(logging.NullHandler())
+
+
+class _MaskingFormatter(logging.Formatter):
+    """A log line with no database password (see :func:`.database.scrub`).
+
+    :param formatter: the handler's formatter, which formats first
+    """
+
+    def __init__(self, formatter):
+        super().__init__()
+        self._formatter = formatter or logging.Formatter()
+
+    def format(self, record):
+        return _scrub(self._formatter.format(record))
+
+
+def _scrub(text):
+    # Imported when used: the module brings fixtures, which a command that
+    # neither fails nor logs does not need.
+    from shelvefix.backends import database
+    return database.scrub(text)
 
 
 def _quiet_stdout():
@@ -135,28 +181,26 @@ def _quiet_stdout():
         pass
 
 
-def _line_buffered(stream):
-    # Lines reach a pipe as they are written, not when the run ends.
-    reconfigure = getattr(stream, 'reconfigure', None)
-    if reconfigure is not None:
-        try:
-            reconfigure(line_buffering=True)
-        except (OSError, ValueError):
-            pass
-
-
 def main(argv=None, out=None, err=None):
     """Console script entry point; returns the exit status."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    out = out or sys.stdout
+    stdout = out or sys.stdout
     err = err or sys.stderr
-    _line_buffered(out)
+    output.prepare(stdout)
+    # A write that fails (a full disk) is reported in one line.
+    out = output.Output(stdout)
     args = build_parser().parse_args(argv)
     setup_logging(args.debug)
     prefix = 'shelvefix %s: ' % args.command
     try:
-        with interrupt.handled():
-            return args.func(args, out, err)
+        with interrupt.handled(), runs.registered(argv):
+            if args.command != 'cleanup':
+                # What an earlier run left when it was killed goes first.
+                reap.reap_dead(err)
+            status = args.func(args, out, err)
+            # What is still buffered fails here, not at exit.
+            out.flush()
+            return status
     except interrupt.Interrupted as e:
         if getattr(e, 'cleanup_failure', None) is not None:
             # The command has said what it could not remove.
@@ -169,18 +213,23 @@ def main(argv=None, out=None, err=None):
         return e.exit_status
     except BrokenPipeError:
         # The reader went away (``| head``): stop quietly.
-        if out is sys.stdout:
+        if stdout is sys.stdout:
             _quiet_stdout()
         return EXIT_BROKEN_PIPE
     except Exception as e:
+        if isinstance(e, output.OutputError) and stdout is sys.stdout:
+            # What could not be written would fail again at exit.
+            _quiet_stdout()
         text = common.problem(e)
         if text is None:
             if args.debug:
-                traceback.print_exc(file=err)
+                err.write(_scrub(traceback.format_exc()))
+            e = common.cause(e)
             text = ('unexpected error, a bug in shelvefix: %s: %s (run '
                     'with --debug for the traceback)'
                     % (type(e).__name__, e))
-        err.write(prefix + common.one_line(text) + '\n')
+        # No database password is shown, whoever wrote the text.
+        err.write(prefix + _scrub(common.one_line(text)) + '\n')
         return 2
 
 

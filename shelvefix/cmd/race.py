@@ -37,8 +37,12 @@ DESCRIPTION = (
     'code).',
     'Verdict: 0 if the corrected code shows no bad outcome in any '
     'interleaving explored (or, with --random, in any run), 1 if it shows '
-    'one. When only pre-fix variants are chosen, no verdict on the '
-    'corrected code is given and the status is 0.',
+    'one. A clean verdict needs evidence: every cell made at least one '
+    'run, no run ended in an error no outcome names, and placement did not '
+    'fail every run of a corrected cell; otherwise the status is 1 and a '
+    'line says which cell fell short. When only pre-fix variants are '
+    'chosen, no verdict on the corrected code is given and the status is '
+    '0 (if their cells ran).',
 )
 
 
@@ -241,17 +245,21 @@ def _run_explore(args, placement, out, err):
                 for scenario, results in done))
     clean = all(report.corrected_is_clean(results)
                 for _scenario, results in done)
+    why = report.unearned_scenarios(done)
     if args.json:
         data = [dict(scenario=scenario.name,
                      cells=report.to_json(results),
-                     corrected_is_clean=report.corrected_is_clean(results))
+                     corrected_is_clean=report.corrected_is_clean(results),
+                     unearned=report.unearned(results))
                 for scenario, results in done]
         _write_json(out, data, backend=args.backend,
                     reduced=not args.no_reduce, corrected_is_clean=clean,
                     workers=args.workers)
+        if why:
+            err.write('shelvefix race: no verdict: %s\n' % why)
     elif args.diagram:
         out.write('Diagrams written to %s\n' % args.diagram)
-    return 0 if clean else 1
+    return 0 if clean and not why else 1
 
 
 def _write_json(out, data, **document):
@@ -298,14 +306,17 @@ def _verdict_line(scenario, results, where):
     from shelvefix.race import report
     what = ('Corrected order' if scenario.name == race.OFFLOAD_UNSHELVE
             else 'Corrected code')
-    if not any(r.cell.variant == race.CORRECTED for r in results):
+    ran = any(r.cell.variant == race.CORRECTED for r in results)
+    why = report.unearned(results)
+    if ran and not report.corrected_is_clean(results):
+        return '%s: BAD OUTCOMES FOUND\n' % what
+    if why:
+        return '%s: no verdict, the runs do not show it: %s\n' % (what, why)
+    if not ran:
         return ('%s: not run (only --variant %s chosen), so no verdict on '
                 'it\n' % (what, ', '.join(sorted(
                     set(r.cell.variant for r in results)))))
-    clean = report.corrected_is_clean(results)
-    verdict = ('no bad outcome %s' % where if clean
-               else 'BAD OUTCOMES FOUND')
-    return '%s: %s\n' % (what, verdict)
+    return '%s: no bad outcome %s\n' % (what, where)
 
 
 def _run_random(args, placement, out, err):
@@ -327,6 +338,12 @@ def _run_random(args, placement, out, err):
             index += 1
         if results:
             done.append((scenario, results))
+    # As explored cells, for the table and for the one rule of evidence.
+    summaries = [(scenario, [report.CellResult(r.cell, r.runs, r.counts, {},
+                                               r.elapsed, 0, True)
+                             for r in results])
+                 for scenario, results in done]
+    why = report.unearned_scenarios(summaries)
     if args.json:
         data = [{'scenario': scenario.name,
                  'cells': [{'variant': r.cell.variant,
@@ -338,19 +355,18 @@ def _run_random(args, placement, out, err):
                            for r in results]}
                 for scenario, results in done]
         _write_json(out, data, backend=args.backend, random=args.random,
-                    seed=args.seed)
+                    seed=args.seed, unearned=why)
+        if why:
+            err.write('shelvefix race: no verdict: %s\n' % why)
     else:
         out.write('shelvefix race --random %d --seed %d: uncontrolled runs '
                   'with real threads\non %s\n\n'
                   % (args.random, args.seed,
                      backends.DESCRIPTIONS[args.backend]))
-        for scenario, results in done:
-            summaries = [report.CellResult(r.cell, r.runs, r.counts, {},
-                                           r.elapsed, 0, True)
-                         for r in results]
+        for scenario, cells in summaries:
             if len(done) > 1 or scenario.name != race.DEFAULT_SCENARIO:
                 out.write('%s:\n' % scenario.title)
-            out.write(report.table(summaries, first_column='runs',
+            out.write(report.table(cells, first_column='runs',
                                    variant_column=scenario.first_column,
                                    always=scenario.symptoms) +
                       '\n\n')
@@ -360,7 +376,9 @@ def _run_random(args, placement, out, err):
                   'the next, with the same seed too.\n'
                   % (sum(r.runs for _s, rs in done for r in rs),
                      sum(r.elapsed for _s, rs in done for r in rs)))
+        if why:
+            out.write('No verdict, the runs do not show it: %s\n' % why)
     bad = any(set(r.counts) - {outcomes.OK}
               for _scenario, results in done for r in results
               if r.cell.variant == race.CORRECTED)
-    return 1 if bad else 0
+    return 1 if bad or why else 0

@@ -17,7 +17,21 @@ from shelvefix import race
 
 #: The most servers a run may have.
 MAX_SERVERS = 1000
+#: Servers x cycles of one ordering's run, at most: it keeps every
+#: request's record, about 4 KB a cycle (see doc/source/commands/stress).
+MAX_CYCLES = 100000
 DEFAULT_SERVER_WORKERS = 2
+#: What --help says of the connect timeout (the server module's
+#: CONNECT_TIMEOUT, in backends.database: not imported for a --help).
+DB_CONNECT_TIMEOUT = 10
+#: gunicorn workers per CPU, at most: more add memory, not throughput.
+SERVER_WORKERS_PER_CPU = 4
+#: Seconds between status polls, at most: a cycle waits 30 s for the
+#: offload, so it still polls three times.
+MAX_POLL_INTERVAL = 10.0
+#: --compute-latency, at most (ms): the offload's two requests before the
+#: state reads offloaded, and a start delay, stay inside that 30 s wait.
+MAX_COMPUTE_LATENCY_MS = 5000.0
 HELP = ('K servers x M shelve-offload/unshelve cycles with real threads '
         'against placement over real HTTP')
 DESCRIPTION = (
@@ -34,9 +48,12 @@ DESCRIPTION = (
     'sqlite file (--database sqlite) or a database of your own (--db-url). '
     '--backend real or double runs in-process instead, --backend remote '
     'against the placement of --config-file.',
-    'Verdict: 0 if the corrected order shows no bad outcome caused by '
-    'ordering and no usage was lost, 1 otherwise. Placement failing by '
-    'itself is reported, not judged.',
+    'Verdict: 0 only if every cycle of every ordering ran to its end and '
+    'was classified, and the corrected order shows no bad outcome caused '
+    'by ordering and no usage was lost; 1 otherwise, the verdict line '
+    'naming why (a cycle that raised is lost, counted by cause, and is '
+    'no evidence, in either ordering). Placement failing by itself '
+    '(a cycle classified "placement failed") is reported, not judged.',
 )
 SERVER = 'server'
 
@@ -50,7 +67,9 @@ def add_arguments(parser):
                              % MAX_SERVERS)
     parser.add_argument('--cycles', type=int, default=10, metavar='M',
                         help='shelve-offload/unshelve cycles per server '
-                             '(default 10)')
+                             '(default 10; servers x cycles at most %d per '
+                             'ordering: the run keeps a record of every '
+                             'request for its report)' % MAX_CYCLES)
     parser.add_argument(
         '--backend', choices=(SERVER,) + backends.NAMES, default=SERVER,
         help='server (default): placement under gunicorn on 127.0.0.1 over '
@@ -71,7 +90,11 @@ def add_arguments(parser):
              'as a SQLAlchemy URL (postgresql+psycopg2://user:password@host'
              '/name, mysql+pymysql://user:password@host/name or '
              'sqlite:////path); placement-manage db sync migrates '
-             'it, and it is left in place')
+             'it, and it is left in place. Placement makes one '
+             'connection attempt of at most %d s (the URL\'s '
+             'connect_timeout if it sets one): a database that refuses or '
+             'cannot be reached fails the run within seconds. The '
+             'password is never shown (***)' % DB_CONNECT_TIMEOUT)
     parser.add_argument(
         '--galera-writer', choices=('multi', 'single'),
         help='with --database galera: multi (default) sends each request '
@@ -92,22 +115,29 @@ def add_arguments(parser):
              'and Galera servers are the run\'s own and always stopped)')
     parser.add_argument('--server-workers', type=int, metavar='N',
                         help='gunicorn worker processes of --backend server '
-                             '(default %d)' % DEFAULT_SERVER_WORKERS)
+                             '(default %d; at most %d per CPU this process '
+                             'may use; with --database galera, on each '
+                             'node)' % (DEFAULT_SERVER_WORKERS,
+                                        SERVER_WORKERS_PER_CPU))
     common.add_config_file_argument(parser)
     parser.add_argument('--ordering', choices=race.ORDERINGS,
                         action='append',
                         help='only this ordering (default: both)')
     common.add_free_argument(parser, 'delete, as nova does today')
-    parser.add_argument('--poll-interval', type=float, default=0.005,
-                        metavar='SECONDS',
+    parser.add_argument('--poll-interval', type=common.finite_float,
+                        default=0.005, metavar='SECONDS',
                         help="the API client's status polling interval "
-                             '(default 0.005)')
+                             '(default 0.005; more than 0, at most %g: a '
+                             'cycle waits 30 s for the offload)'
+                             % MAX_POLL_INTERVAL)
     parser.add_argument(
-        '--compute-latency', type=float, default=0.0, metavar='MS',
+        '--compute-latency', type=common.finite_float, default=0.0,
+        metavar='MS',
         help="optional knob: delay each of compute's placement requests "
              'by this many milliseconds, as a compute host far from '
              'placement would, in both orderings (default 0: nothing is '
-             'widened artificially)')
+             'widened artificially; at most %g, so that an offload ends '
+             "within the client's 30 s wait)" % MAX_COMPUTE_LATENCY_MS)
     parser.add_argument('--seed', type=int, default=0,
                         help='seed of the servers\' random start delays '
                              '(default 0); the operating system still '
@@ -148,10 +178,33 @@ def _validate(args):
         return ('--servers %d: at most %d (each server is a thread of this '
                 'process, and every cycle starts another)'
                 % (args.servers, MAX_SERVERS))
+    if args.servers * args.cycles > MAX_CYCLES:
+        return ('--servers %d x --cycles %d: %d cycles per ordering, at '
+                'most %d (the run keeps a record of every placement '
+                'request, about 4 KB a cycle, for its report)'
+                % (args.servers, args.cycles, args.servers * args.cycles,
+                   MAX_CYCLES))
+    if args.server_workers is not None:
+        from shelvefix.explorer import parallel
+        cpus = parallel.available_cpus()
+        most = SERVER_WORKERS_PER_CPU * cpus
+        if args.server_workers > most:
+            return ('--server-workers %d: at most %d (%d per CPU, and this '
+                    'process may use %d CPU(s))'
+                    % (args.server_workers, most, SERVER_WORKERS_PER_CPU,
+                       cpus))
+    # finite_float has refused nan and inf already.
     if args.poll_interval <= 0:
         return '--poll-interval must be positive'
+    if args.poll_interval > MAX_POLL_INTERVAL:
+        return ('--poll-interval %g: at most %g s (a cycle waits 30 s for '
+                'the offload)' % (args.poll_interval, MAX_POLL_INTERVAL))
     if args.compute_latency < 0:
         return '--compute-latency cannot be negative'
+    if args.compute_latency > MAX_COMPUTE_LATENCY_MS:
+        return ('--compute-latency %g: at most %g ms (an offload must end '
+                "within the client's 30 s wait)"
+                % (args.compute_latency, MAX_COMPUTE_LATENCY_MS))
     return None
 
 
@@ -173,11 +226,15 @@ def run(args, out, err):
 
 def _check_db_url(url):
     from sqlalchemy.engine import url as sa_url
+
+    from shelvefix.backends import database
     try:
         dialect = sa_url.make_url(url).get_backend_name()
     except Exception as e:
+        # Its password masked, as everywhere the URL is shown.
         raise common.CommandError('--db-url %r is not a SQLAlchemy URL: %s'
-                                  % (url, e)) from e
+                                  % (database.mask_url(url),
+                                     database.scrub(str(e), url))) from e
     if dialect not in ('postgresql', 'sqlite', 'mysql'):
         raise common.CommandError(
             '--db-url: placement runs on postgresql, mysql or sqlite, not '
@@ -284,8 +341,11 @@ def _run(args, placement, where, out, err, database=None):
             progress.finish()
             figures.append(stress_report.figures(
                 results[-1], placement, requests, database, before, fault))
-    corrected_bad = any(stress.bad(r) for r in results
-                        if r.ordering == race.CORRECTED)
+            # The run's request records are in its figures now: dropped,
+            # so that memory holds one run's at most (see MAX_CYCLES).
+            placement.reset_calls()
+    # The one decision: exit status, verdict line and JSON agree.
+    verdict = stress.verdict(results)
     if args.json:
         json.dump({'placement': where, 'servers': args.servers,
                    'cycles_per_server': args.cycles,
@@ -293,12 +353,14 @@ def _run(args, placement, where, out, err, database=None):
                    'compute_latency_ms': args.compute_latency,
                    'results': [dict(stress_report.as_json(r), **f)
                                for r, f in zip(results, figures)],
-                   'corrected_is_clean': not corrected_bad},
+                   'corrected_is_clean': verdict.corrected_is_clean,
+                   'verdict': stress_report.verdict_line(results, verdict),
+                   'verdict_reasons': verdict.reasons},
                   out, indent=2, sort_keys=True)
         out.write('\n')
     else:
         stress_report.write(args, where, results, out, figures)
-    return 1 if corrected_bad else 0
+    return verdict.status
 
 
 def _start_fault(args, database):

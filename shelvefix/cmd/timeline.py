@@ -21,7 +21,9 @@ DESCRIPTION = (
     'prints the ordered placement requests and instance saves, once for '
     'each way of freeing allocations.',
     'Verdict: 0 if the allocations were freed before SHELVED_OFFLOADED '
-    'became visible and the unshelve claimed a new consumer, 1 if not.',
+    'became visible and the unshelve claimed a new consumer, 1 if not, or '
+    'if the timeline lacks compute\'s requests, its saves or the '
+    'scheduler\'s claim (said in a line).',
 )
 FREE_TEXT = {race.DELETE: 'DELETE', race.GET_PUT: 'GET + PUT empty'}
 
@@ -122,10 +124,38 @@ def run(args, out, err):
     results = [run_timeline(free, common.make_backend(args.backend, []),
                             args.backend)
                for free in frees]
+    why = _unearned(results)
     if args.json:
         json.dump(results, out, indent=2, sort_keys=True)
         out.write('\n')
+        if why:
+            err.write('shelvefix timeline: no verdict: %s\n' % why)
     else:
         for result in results:
             _print_result(result, out)
-    return 0 if all(r['ok'] for r in results) else 1
+        if why:
+            out.write('No verdict, the run does not show it: %s\n' % why)
+    return 0 if all(r['ok'] for r in results) and not why else 1
+
+
+def _unearned(results):
+    """Why these timelines cannot back exit 0, or None.
+
+    The one place ``shelvefix timeline`` decides that it ran enough to say
+    clean: a timeline for each way of freeing asked for, each with
+    compute's placement requests, the save that made SHELVED_OFFLOADED
+    visible and the scheduler's claim recorded in it.
+    """
+    if not results:
+        return 'no timeline was recorded'
+    for result in results:
+        events = result['events']
+        where = 'free with %s' % result['free_with']
+        for actor, event, what in (
+                ('compute', 'placement', 'placement request by compute'),
+                ('compute', 'save', 'save by compute'),
+                ('scheduler', 'placement', 'claim by the scheduler')):
+            if not any(e['actor'] == actor and e['event'] == event
+                       for e in events):
+                return '%s: no %s in the timeline' % (where, what)
+    return None

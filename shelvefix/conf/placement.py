@@ -7,8 +7,11 @@ For a deployment without keystone, ``auth_type = admin_token`` with
 running with ``auth_strategy = noauth2``.
 """
 
+import math
+
 from keystoneauth1 import loading as ks_loading
 from oslo_config import cfg
+from oslo_config import types
 
 GROUP_NAME = 'placement'
 DEFAULT_SERVICE_TYPE = 'placement'
@@ -16,6 +19,22 @@ DEFAULT_SERVICE_TYPE = 'placement'
 #: timeout`` is not set: placement answers in milliseconds, and its slowest
 #: queries (allocation candidates over thousands of providers) in seconds.
 DEFAULT_TIMEOUT = 30
+#: The longest claim_retry_max_delay: retry N sleeps up to N times it.
+MAX_CLAIM_RETRY_DELAY = 60.0
+
+
+class FiniteFloat(types.Float):
+    """A float option's type that refuses ``nan`` and ``inf``.
+
+    oslo.config's ``Float`` takes both (``nan`` passes every ``min`` and
+    ``max``), and a ``nan`` delay fails every retry's sleep.
+    """
+
+    def __call__(self, value):
+        value = super().__call__(value)
+        if not math.isfinite(value):
+            raise ValueError('should be a finite number, not %s' % value)
+        return value
 
 
 def _group():
@@ -44,12 +63,13 @@ placement_opts = [
                     'evacuation\'s clean-up), which re-reads and retries '
                     'either conflict, since it writes back what it read '
                     'less that host.'),
-    cfg.FloatOpt('claim_retry_max_delay',
-                 default=2.0,
-                 min=0.0,
-                 help='Before retry N (1, 2, ...) the client sleeps a random '
-                      'time between 0 and N times this many seconds, so that '
-                      'competing writers fall out of step, as nova does.'),
+    cfg.Opt('claim_retry_max_delay',
+            type=FiniteFloat(min=0.0, max=MAX_CLAIM_RETRY_DELAY),
+            default=2.0,
+            help='Before retry N (1, 2, ...) the client sleeps a random '
+                 'time between 0 and N times this many seconds, so that '
+                 'competing writers fall out of step, as nova does (at '
+                 'most %g).' % MAX_CLAIM_RETRY_DELAY),
 ]
 
 

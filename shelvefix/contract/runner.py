@@ -274,3 +274,35 @@ def run_all(backends=DEFAULT_BACKENDS, names=None, progress=None):
         if progress:
             progress(len(results))
     return RunResult(backends, results, wall_time, request_time)
+
+
+def unearned(result, names):
+    """Why a :class:`RunResult` cannot back "every scenario agrees", or None.
+
+    The one place ``shelvefix contract`` decides that it ran enough to say
+    clean: every scenario asked for was played on every backend, and each
+    play made at least one request (a scenario that sent nothing compared
+    nothing).
+
+    :param result: what :func:`run_all` returned
+    :param names: the scenarios asked for
+    :returns: one line naming the first scenario that fell short
+    """
+    if not names:
+        return 'no scenario was asked for'
+    played = {item.name: item for item in result.scenarios}
+    for name in names:
+        item = played.get(name)
+        if item is None:
+            return 'scenario %s was not played' % name
+        for backend in result.backends:
+            transcript = item.transcripts.get(backend)
+            if transcript is None:
+                return 'scenario %s was not played on %s' % (name, backend)
+            if not transcript.observations:
+                return ('scenario %s made no request on %s'
+                        % (name, backend))
+    if len(result.backends) < 2:
+        return 'only %s ran, nothing to compare it with' % ', '.join(
+            result.backends)
+    return None

@@ -290,3 +290,41 @@ def summary(cases):
         'lost': len(lost),
         'not_injected': len(skipped),
     }
+
+
+def excluded(case):
+    """True for a case that does not apply to the placement it was for.
+
+    The one exclusion: a fault inside placement's database
+    (:data:`INSIDE`) on a placement in another process
+    (:data:`NOT_IN_THIS_PROCESS`). The report names it; it is not a case
+    to run there, so it neither counts as run nor spoils the verdict.
+    """
+    return (case.kind.when == INSIDE and
+            case.not_injected == NOT_IN_THIS_PROCESS)
+
+
+def unearned(cases, frees=race.FREE_METHODS, kinds=None):
+    """Why one backend's cases cannot back a clean verdict, or None.
+
+    The one place ``shelvefix faults`` decides that it ran enough to say
+    clean: every case of the matrix (:func:`matrix`) has a result, at
+    least one ran, and every case that did not run is an
+    :func:`excluded` one.
+
+    :param cases: what :func:`run_matrix` returned for ``frees`` and
+        ``kinds``
+    :returns: one line saying what did not run
+    """
+    expected = len(matrix(frees, kinds))
+    if len(cases) != expected:
+        return '%d of the %d cases have a result' % (len(cases), expected)
+    missed = [c for c in cases if c.not_injected and not excluded(c)]
+    if missed:
+        return '%d case%s not run (%s): %s' % (
+            len(missed), '' if len(missed) == 1 else 's',
+            ', '.join(sorted(set(c.kind.name for c in missed))),
+            missed[0].not_injected)
+    if all(c.not_injected for c in cases):
+        return 'no case ran'
+    return None

@@ -37,6 +37,9 @@ HOSTLESS_STATES = (vm_states.SHELVED_OFFLOADED, vm_states.DELETED)
 #: Placement itself failed (a 5xx, a database error, no answer): not an
 #: outcome of the ordering, which is what the gates judge.
 PLACEMENT_FAILED = 'placement failed'
+#: An actor raised what no outcome names (``compute error: TypeError``):
+#: the run went wrong in a way the lab does not classify.
+ACTOR_ERROR = '%s error: %s'
 
 
 def _conflict(error):
@@ -85,7 +88,7 @@ def outcome_labels(compute_error, scheduler_error, claimed, held, dst,
             if PLACEMENT_FAILED not in labels:
                 labels.append(PLACEMENT_FAILED)
         else:
-            labels.append('%s error: %s' % (name, type(error).__name__))
+            labels.append(ACTOR_ERROR % (name, type(error).__name__))
     if claimed:
         if dst not in held:
             labels.append(CLAIM_WIPED)
@@ -121,6 +124,11 @@ def is_ordering_failure(label):
     reported, not judged.
     """
     return is_bad(label) and label != PLACEMENT_FAILED
+
+
+def is_unclassified(label):
+    """True for an actor's error no outcome names (:data:`ACTOR_ERROR`)."""
+    return ' error: ' in label
 
 
 def implied_hosts(row):
@@ -198,7 +206,7 @@ def actor_labels(results, injected=(), deleted=False):
         elif placement_failed(error):
             label = PLACEMENT_FAILED
         else:
-            label = '%s error: %s' % (name, type(error).__name__)
+            label = ACTOR_ERROR % (name, type(error).__name__)
         if label not in labels:
             labels.append(label)
     return labels

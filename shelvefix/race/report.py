@@ -279,3 +279,55 @@ def corrected_is_clean(results):
     return not any(outcomes.is_ordering_failure(label)
                    for r in results if r.cell.variant == race.CORRECTED
                    for label in r.counts)
+
+
+def unearned(results):
+    """Why these cells cannot back a clean verdict, or None if they can.
+
+    The one place ``shelvefix race`` decides that it ran enough to say
+    clean: every cell made at least one run and, explored, went to the end
+    of its search; no run of any cell ended in an actor's error that no
+    outcome names (:func:`~shelvefix.race.outcomes.is_unclassified`); and
+    each corrected cell has a run that placement did not fail (placement
+    failing is reported, not judged, so a cell where it failed every time
+    has shown nothing about the order).
+
+    :param results: :class:`CellResult` of every cell that was asked for
+    :returns: one line naming the first cell that falls short, and how
+    """
+    if not results:
+        return 'no cell was run'
+    for r in results:
+        where = cell_text(r.cell)
+        if r.runs < 1:
+            return '%s: no run was made' % where
+        if not r.counts:
+            return '%s: no run ended with an outcome' % where
+        if not r.complete:
+            return ('%s: the search stopped after %d runs, before the end'
+                    % (where, r.runs))
+        stray = sorted(label for label in r.counts
+                       if outcomes.is_unclassified(label))
+        if stray:
+            return ('%s: runs ended in an error no outcome classifies (%s)'
+                    % (where, ', '.join(stray)))
+        if (r.cell.variant == race.CORRECTED and
+                not set(r.counts) - {outcomes.PLACEMENT_FAILED}):
+            return ('%s: placement failed in all %d runs, so none was '
+                    'judged' % (where, r.runs))
+    return None
+
+
+def unearned_scenarios(done):
+    """:func:`unearned` for ``(scenario, results)`` pairs: the first why.
+
+    :returns: ``scenario-name: why``, or None when every scenario earned
+        its verdict
+    """
+    if not done:
+        return 'no scenario was run'
+    for scenario, results in done:
+        why = unearned(results)
+        if why:
+            return '%s: %s' % (scenario.name, why)
+    return None

@@ -33,6 +33,7 @@ import time
 from oslo_log import log as oslo_logging
 
 from shelvefix import exception
+from shelvefix import race
 from shelvefix.race import outcomes
 from shelvefix.race import stress_harness
 
@@ -50,18 +51,34 @@ MAIN_WAIT_SLICE = 0.1
 StressResult = collections.namedtuple(
     'StressResult', ['ordering', 'free', 'servers', 'cycles', 'elapsed',
                      'counts', 'usage_expected', 'usage_actual', 'lost',
-                     'ghosts_healed'],
-    defaults=({}, 0))
+                     'ghosts_healed', 'completed'],
+    defaults=({}, 0, None))
 StressResult.__doc__ = """One ordering's run.
 
 ``cycles`` is what was asked (servers x cycles); ``counts`` the outcome
-labels of the cycles that ran to their end; ``lost`` ``{cause: cycles}``
+labels of the cycles that ran to their end (a cycle may have several);
+``completed`` how many cycles ran to their end and were classified
+(None: not counted, as in a result made by hand; :func:`verdict` then
+takes it as ``cycles`` less the lost ones); ``lost`` ``{cause: cycles}``
 the cycles that did not: a cycle that raised (a placement failure the
 code under test passed on, a harness error) is lost to that exception's
 class, and its server's next cycle starts from the state it left, as a
 user's retry would. ``ghosts_healed`` counts the claims that found a
 ghost consumer (placement's record of a consumer whose allocations a
 ``DELETE`` removed without it) and claimed over it.
+"""
+
+#: The reason :func:`verdict` gives when no ordering ran at all.
+NOTHING_RAN = 'no ordering ran'
+
+Verdict = collections.namedtuple('Verdict', ['status', 'corrected_is_clean',
+                                             'reasons'])
+Verdict.__doc__ = """What a stress run shows; see :func:`verdict`.
+
+``status`` is the exit status (0 or 1); ``corrected_is_clean`` True
+exactly when ``status`` is 0 and the corrected order ran, None when it
+did not run; ``reasons`` why the run is not clean (each names its run as
+``ordering/free``), empty when it is.
 """
 
 #: The report client's logger, and the start of what it logs when a claim
@@ -189,6 +206,9 @@ def run(placement, ordering, free, servers, cycles, poll_interval=0.005,
     lock = threading.Lock()
     stop = threading.Event()
     done = [0]
+    # The cycles classified: the evidence the verdict counts (``done``
+    # also counts the lost ones, for the progress line).
+    completed = [0]
 
     def worker(server, rng):
         for number in range(cycles):
@@ -215,6 +235,7 @@ def run(placement, ordering, free, servers, cycles, poll_interval=0.005,
                 return
             with lock:
                 counts.update(labels)
+                completed[0] += 1
                 done[0] += 1
                 if progress:
                     progress(done[0])
@@ -237,7 +258,7 @@ def run(placement, ordering, free, servers, cycles, poll_interval=0.005,
         return StressResult(
             ordering, free, servers, servers * cycles, elapsed, dict(counts),
             harness.expected_usage(), harness.actual_usage(), dict(lost),
-            healed.count)
+            healed.count, completed[0])
 
     runner = _Background(body, 'stress-run')
     interrupt = None
@@ -284,3 +305,81 @@ def bad(result):
     if result.usage_expected != result.usage_actual:
         labels.add('usage mismatch')
     return labels
+
+
+def completed(result):
+    """How many of ``result``'s cycles ran to their end, classified."""
+    if result.completed is not None:
+        return result.completed
+    return result.cycles - sum(result.lost.values())
+
+
+def shortfall(result):
+    """What of ``result``'s cycles is not evidence: ``[]``, or phrases.
+
+    A lost cycle (it raised) shows nothing about the order of the steps,
+    nor does a cycle that never ran (its server's thread ended early) or
+    a run of no cycles at all.
+    """
+    lost = sum(result.lost.values())
+    done = completed(result)
+    missing = result.cycles - done - lost
+    phrases = []
+    if lost:
+        phrases.append('%d of %d cycles lost (%s)' % (
+            lost, result.cycles,
+            ', '.join('%s %d' % item for item in sorted(result.lost.items()))))
+    if missing > 0:
+        phrases.append('%d of %d cycles never ran' % (missing, result.cycles))
+    if done <= 0 and not phrases:
+        phrases.append('no cycle ran')
+    return phrases
+
+
+def verdict(results):
+    """The one place ``shelvefix stress`` decides whether it may say clean.
+
+    The report's verdict line, ``--json``'s ``corrected_is_clean`` and
+    the exit status all come from here. Status 0 needs all of:
+
+    * at least one ordering ran;
+    * every cycle of every run, of either ordering, ran to its end and
+      was classified (:func:`shortfall`). A lost legacy cycle counts too:
+      the legacy order is the comparison the report shows, and what loses
+      a cycle there (an input the checks missed, a harness error,
+      placement failing under the code) is not the ordering's doing, so
+      the run did not do what it was asked;
+    * no corrected run shows a bad outcome (:func:`bad`). A cycle
+      classified ``placement failed`` completed: placement failing by
+      itself is reported, not judged. The legacy order's bad outcomes are
+      what it is expected to show, and are not judged;
+    * every corrected run has at least one cycle that ended ok: a run
+      whose every cycle placement failed completed, and showed nothing of
+      the order.
+
+    :param results: the :class:`StressResult` of each run
+    :returns: a :class:`Verdict`
+    """
+    if not results:
+        return Verdict(1, False, [NOTHING_RAN])
+    reasons = []
+    for r in results:
+        if r.ordering == race.CORRECTED and bad(r):
+            reasons.append('%s/%s: %s' % (r.ordering, r.free,
+                                          ', '.join(sorted(bad(r)))))
+    for r in results:
+        if (r.ordering == race.CORRECTED and completed(r) > 0 and
+                not r.counts.get(outcomes.OK) and not bad(r)):
+            reasons.append('%s/%s: no cycle ended ok (%s): nothing shows '
+                           'the order' % (r.ordering, r.free, ', '.join(
+                               '%s %d' % item
+                               for item in sorted(r.counts.items()))))
+    for r in results:
+        phrases = shortfall(r)
+        if phrases:
+            reasons.append('%s/%s: %s' % (r.ordering, r.free,
+                                          ', '.join(phrases)))
+    status = 1 if reasons else 0
+    ran_corrected = any(r.ordering == race.CORRECTED for r in results)
+    return Verdict(status, (status == 0) if ran_corrected else None,
+                   reasons)

@@ -97,8 +97,39 @@ def as_json(r):
             'usage_actual': r.usage_actual,
             'usage_ok': r.usage_expected == r.usage_actual,
             'cycles_lost': r.lost,
+            'cycles_completed': stress.completed(r),
+            'complete': not stress.shortfall(r),
             'ghost_consumers_healed': r.ghosts_healed,
             'bad': sorted(stress.bad(r))}
+
+
+def verdict_line(results, verdict=None):
+    """The report's last word, on one line: the verdict, and why.
+
+    What :func:`~shelvefix.race.stress.verdict` decided (``verdict``, or
+    worked out here): ``Corrected order: no bad outcome`` only with exit
+    status 0; a run that did not complete every cycle says ``NOT SHOWN
+    CLEAN`` and names each run's lost cycles by cause.
+    """
+    verdict = verdict or stress.verdict(results)
+    ran_corrected = any(r.ordering == race.CORRECTED for r in results)
+    bad = any(stress.bad(r) for r in results
+              if r.ordering == race.CORRECTED)
+    why = '; '.join(verdict.reasons)
+    if results and not ran_corrected:
+        line = ('Corrected order: not run (only --ordering %s), so no '
+                'verdict on it' % ', '.join(sorted(
+                    set(r.ordering for r in results))))
+        if verdict.status:
+            line += ('; NOT A CLEAN RUN (every cycle must complete): %s'
+                     % why)
+        return line
+    if not verdict.status:
+        return 'Corrected order: no bad outcome'
+    if bad:
+        return 'Corrected order: BAD OUTCOMES FOUND: %s' % why
+    return ('Corrected order: NOT SHOWN CLEAN (every cycle of every ordering '
+            'must complete): %s' % why)
 
 
 def write(args, where, results, out, figures=()):
@@ -143,11 +174,9 @@ def write(args, where, results, out, figures=()):
     if figures:
         write_figures(results, figures, out)
         out.write('\n')
+    out.write(verdict_line(results) + '\n')
     corrected = [r for r in results if r.ordering == race.CORRECTED]
     if corrected:
-        out.write('Corrected order: %s\n' % (
-            'BAD OUTCOMES FOUND' if any(stress.bad(r) for r in corrected)
-            else 'no bad outcome'))
         failed = sum(r.counts.get(outcomes.PLACEMENT_FAILED, 0)
                      for r in corrected)
         if failed:

@@ -40,6 +40,23 @@ def load(name):
             'imported here (%s: %s); %s' % (type(e).__name__, e, RUN_HINT))
 
 
+def unexplored(exploration):
+    """Why an exploration shows nothing a test may judge, or None.
+
+    The one place ``tox -e nova`` decides that an exploration ran: it made
+    at least one run, and every run ended with an outcome. Without it an
+    assertion such as "every run ended so" holds for no run at all.
+
+    :param exploration: what :func:`shelvefix.explorer.explore` returned
+    """
+    if not exploration.runs:
+        return 'the exploration made no run'
+    for run in exploration.runs:
+        if not run.outcome:
+            return 'run %d of the exploration has no outcome' % run.index
+    return None
+
+
 class NovaTestCase(testtools.TestCase):
     """A test that runs nova's code.
 
@@ -54,3 +71,9 @@ class NovaTestCase(testtools.TestCase):
             level=logging.DEBUG,
             format='%(levelname)s %(name)s %(message)s'))
         self.useFixture(self.harness.NovaConfig())
+
+    def assertExplored(self, exploration):
+        """Fail, saying why, unless the exploration ran (see unexplored)."""
+        why = unexplored(exploration)
+        if why:
+            self.fail(why)

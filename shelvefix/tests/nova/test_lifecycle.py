@@ -92,6 +92,7 @@ class ExplorationTestCase(base.NovaTestCase):
     def explore(self, scenario, max_runs=None, reduce=True, **kwargs):
         exploration = self.program.explore(
             self.cloud(**kwargs), scenario, reduce=reduce, max_runs=max_runs)
+        self.assertExplored(exploration)
         self.assertEqual(max_runs is None, exploration.complete)
         return exploration
 

@@ -139,6 +139,7 @@ class MoveTestCase(base.NovaTestCase):
         cloud = self.useFixture(cloud_cls(backend=self.backend, **kwargs))
         program = self.program.NovaMoveProgram(cloud, scenario, without)
         exploration = explorer.explore(program)
+        self.assertExplored(exploration)
         self.assertTrue(exploration.complete)
         self.assertEqual(len(exploration.runs), len(program.ends))
         self.ends = program.ends
@@ -363,6 +364,7 @@ class EvacuateTestCase(MoveTestCase):
         program = self.program.NovaMoveProgram(
             cloud, self.program.EVACUATE, without=('conductor',))
         exploration = explorer.explore(program, max_runs=300)
+        self.assertExplored(exploration)
         self.assertOnly([outcomes.OK, outcomes.USAGE_UNTRACKED],
                         exploration)
         in_flight = [

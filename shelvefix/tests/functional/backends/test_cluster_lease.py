@@ -9,12 +9,14 @@ run as root); the tests skip, saying why, when it cannot be had.
 
 import io
 import os
+import socket
 import subprocess
 from unittest import mock
 import uuid
 
 import fixtures
 
+from shelvefix import backends
 from shelvefix.backends import ports
 from shelvefix.backends import postgresql
 from shelvefix.cmd import main
@@ -22,6 +24,9 @@ from shelvefix.tests import base
 from shelvefix.tests.functional.backends import test_mariadb
 from shelvefix.tests.functional.backends import test_server
 from shelvefix.tests.functional.cmd import test_interrupt
+
+#: postgresql.sh's port when SHELVEFIX_PG_PORT is not set.
+DEFAULT_PORT = 5433
 
 
 def postgres_running(data):
@@ -174,3 +179,46 @@ class ClusterPolicyTestCase(base.TestCase):
         fixture.cleanUp()
         self.assertEqual('stopped', fixture.outcome)
         self.assertStopped()
+
+
+class TakenDefaultPortTestCase(base.TestCase):
+    """A machine whose 5433 is taken by another server still gets a cluster.
+
+    The default port gives way to the next free one; a port the user
+    named in ``SHELVEFIX_PG_PORT`` is used or refused, never changed.
+    """
+
+    def setUp(self):
+        super().setUp()
+        test_server._require(self, 'postgresql')
+        directory = self.useFixture(fixtures.TempDir()).path
+        os.chmod(directory, 0o755)
+        self.data = os.path.join(directory, 'pg')
+        self.useFixture(fixtures.EnvironmentVariable('SHELVEFIX_PG_DATA',
+                                                     self.data))
+        self.useFixture(fixtures.EnvironmentVariable('SHELVEFIX_PG_PORT'))
+        self.addCleanup(ClusterPolicyTestCase.script, self, 'purge')
+        # The suite's own cluster may hold 5433 already; if not, a plain
+        # listener does, as another server would.
+        if not test_mariadb.listening(DEFAULT_PORT):
+            listener = socket.socket()
+            self.addCleanup(listener.close)
+            listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            listener.bind(('127.0.0.1', DEFAULT_PORT))
+            listener.listen()
+
+    def test_default_port_gives_way(self):
+        url, started = postgresql.start()
+        self.assertTrue(started)
+        port = int(url.rsplit(':', 1)[1].split('/')[0])
+        self.assertNotEqual(DEFAULT_PORT, port)
+        self.assertTrue(test_mariadb.listening(port))
+        self.assertTrue(postgres_running(self.data))
+
+    def test_a_named_port_is_refused_not_changed(self):
+        self.useFixture(fixtures.EnvironmentVariable(
+            'SHELVEFIX_PG_PORT', str(DEFAULT_PORT)))
+        error = self.assertRaises(backends.BackendUnavailable,
+                                  postgresql.start)
+        self.assertIn('127.0.0.1:%d taken' % DEFAULT_PORT, str(error))
+        self.assertFalse(postgres_running(self.data))

@@ -11,6 +11,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 import uuid
 
@@ -57,6 +58,9 @@ class InterruptTestCase(base.TestCase):
         super().setUp()
         self.app = deploy.PlacementApp()
         self.refuse_provider_deletes = False
+        # Seconds each DELETE waits (a slow clean-up), and when one came.
+        self.slow_deletes = 0
+        self.deleting = threading.Event()
         self.url = self.useFixture(wsgi_server.WSGIServerFixture(
             self.serve)).url
         self.tmp = self.useFixture(fixtures.TempDir()).path
@@ -65,6 +69,9 @@ class InterruptTestCase(base.TestCase):
 
     def serve(self, environ, start_response):
         """The double, unless told to refuse to delete providers."""
+        if self.slow_deletes and environ['REQUEST_METHOD'] == 'DELETE':
+            self.deleting.set()
+            time.sleep(self.slow_deletes)
         if (self.refuse_provider_deletes and
                 environ['REQUEST_METHOD'] == 'DELETE' and
                 environ['PATH_INFO'].startswith('/resource_providers/')):
@@ -173,7 +180,7 @@ class InterruptTestCase(base.TestCase):
             self.skipTest('needs %s' % server.missing_dependencies('sqlite'))
         proc, marker = self.start(
             'stress', '--database', 'sqlite', '--server-workers', '2',
-            '--servers', '4', '--cycles', '100000')
+            '--servers', '4', '--cycles', '20000')
         # gunicorn's master and its workers are up once they are marked.
         wait_for(lambda: len(processes_with(marker)) >= 4,
                  'gunicorn to start')
@@ -187,3 +194,62 @@ class InterruptTestCase(base.TestCase):
         self.assertNotIn('Traceback', err)
         self.assertIn('interrupted by SIGTERM', err)
         wait_for(lambda: not processes_with(marker), 'no process left', 10)
+
+    def slow_clean_up(self, signals):
+        """SIGTERM a remote stress run, then ``signals`` in its clean-up.
+
+        Sent once the clean-up has started deleting (each DELETE taking
+        3 s); returns ``(rc, err lines, seconds from the last signal to
+        the exit)``.
+        """
+        proc, marker = self.start(
+            'stress', '--backend', 'remote', '--config-file', self.conf,
+            '--servers', '4', '--cycles', '1000')
+        wait_for(self.holds_allocations, 'the run to claim resources')
+        self.slow_deletes = 3.0
+        proc.send_signal(signal.SIGTERM)
+        wait_for(self.deleting.is_set, 'the clean-up to delete')
+        for signum in signals:
+            time.sleep(0.2)
+            self.assertIsNone(proc.poll(), 'the clean-up ended first')
+            proc.send_signal(signum)
+        sent = time.monotonic()
+        try:
+            out, err = proc.communicate(timeout=WAIT)
+        except subprocess.TimeoutExpired:
+            self.fail('still running %gs after the signals' % WAIT)
+        took = time.monotonic() - sent
+        err = err.decode()
+        self.assertNotIn('Traceback', err)
+        wait_for(lambda: not processes_with(marker), 'no process left', 10)
+        return proc.returncode, err.splitlines(), took
+
+    def test_a_second_signal_is_acknowledged_and_the_clean_up_goes_on(self):
+        rc, lines, took = self.slow_clean_up([signal.SIGINT])
+        self.assertEqual(143, rc, lines)
+        self.assertEqual(2, len(lines), lines)
+        self.assertEqual('shelvefix: SIGINT: still cleaning up (a bounded '
+                         'wait); send it once more to abandon the clean-up',
+                         lines[0])
+        self.assertIn('interrupted by SIGTERM', lines[1])
+        # The clean-up finished: placement is empty.
+        self.assertPlacementEmpty()
+
+    def test_a_third_signal_abandons_the_clean_up_at_once(self):
+        rc, lines, took = self.slow_clean_up([signal.SIGTERM, signal.SIGHUP])
+        self.assertEqual(128 + signal.SIGHUP, rc, lines)
+        self.assertEqual(2, len(lines), lines)
+        self.assertIn('SIGTERM: still cleaning up', lines[0])
+        self.assertTrue(lines[1].startswith(
+            'shelvefix: SIGHUP again: clean-up abandoned'), lines)
+        # At once: not after the DELETE under way (3 s).
+        self.assertLess(took, 2.0)
+        # What it created in placement is left, as it said.
+        self.assertTrue(self.app.state.providers)
+
+    def test_sighup_cleans_up_as_sigterm_does(self):
+        proc, marker = self.start(
+            'stress', '--backend', 'remote', '--config-file', self.conf,
+            '--servers', '4', '--cycles', '1000')
+        self.interrupt(proc, marker, signal.SIGHUP)
+        self.assertPlacementEmpty()

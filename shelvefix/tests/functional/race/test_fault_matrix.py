@@ -154,7 +154,8 @@ class NotInjectedTestCase(base.TestCase):
             rc = main.main(['faults', '--backend', 'double', '--free',
                             'delete'], out=out)
         self.assertEqual(0, rc)
-        self.assertIn('double: 1 case not run (DELETE partly committed): '
+        self.assertIn('double: 1 case not applicable, excluded (DELETE '
+                      'partly committed): '
                       "placement's database is another process's",
                       out.getvalue())
 

@@ -167,3 +167,47 @@ class CheckCommandTestCase(testtools.TestCase):
             self.assertEqual((2, ''), (rc, out))
             self.assertEqual('shelvefix check: give either PATH or '
                              '--installed\n', err)
+
+
+class EvidenceTestCase(testtools.TestCase):
+    """FIXED with nothing modelled behind it is no verdict (exit 2)."""
+
+    def setUp(self):
+        super(EvidenceTestCase, self).setUp()
+        self.root = self.useFixture(fixtures.TempDir()).path
+
+    tree = CheckCommandTestCase.tree
+    run_check = CheckCommandTestCase.run_check
+
+    def test_fixed_without_program_states_is_no_verdict(self):
+        self.tree(shapes.modern_fixed())
+        real_check_tree = check.check_tree
+
+        def unexplored(*args, **kwargs):
+            result = real_check_tree(*args, **kwargs)
+            result.states = 0
+            return result
+        with mock.patch.object(check, 'check_tree', unexplored):
+            rc, out, err = self.run_check(self.root)
+        self.assertEqual(2, rc)
+        self.assertIn('bug 1798688  FIXED', out)
+        self.assertEqual('shelvefix check: no verdict: 1798688: FIXED, but '
+                         'no program state of nova/compute/manager.py was '
+                         'explored\n', err)
+
+    def test_fixed_citing_nothing_is_no_verdict(self):
+        from shelvefix.novacheck import outcome
+        from shelvefix.novacheck import tracker
+        self.tree(shapes.modern_fixed())
+        with mock.patch.object(
+                tracker, 'check',
+                return_value=outcome.Verdict('2025480').fixed('assumed')):
+            rc, out, err = self.run_check(self.root, '--bug', '2025480',
+                                          '--json')
+        self.assertEqual(2, rc)
+        document = json.loads(out)
+        self.assertEqual(2, document['exit_code'])
+        self.assertEqual('2025480: FIXED, but no line of the tree is cited '
+                         'for it, so nothing was modelled',
+                         document['unearned'])
+        self.assertIn('no verdict: 2025480', err)

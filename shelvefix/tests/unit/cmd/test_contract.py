@@ -16,9 +16,13 @@ from shelvefix.contract import runner
 from shelvefix.contract import scenarios
 
 
-def _result(disagree=False):
+#: Every registered scenario, before a test stubs the list.
+ALL_NAMES = scenarios.names
+
+
+def _result(disagree=False, names=('first', 'second'), requests=3):
     def transcript(backend, wall):
-        return runner.Transcript('s', backend, [object()] * 3, wall,
+        return runner.Transcript('s', backend, [object()] * requests, wall,
                                  wall / 2, None)
 
     def item(name, differences):
@@ -37,7 +41,7 @@ def _result(disagree=False):
             'real')]
     return runner.RunResult(
         ('double', 'real'),
-        [item('first', []), item('second', differences)],
+        [item(names[0], []), item(names[1], differences)],
         collections.OrderedDict([('double', 0.41), ('real', 6.2)]),
         collections.OrderedDict([('double', 0.205), ('real', 3.1)]))
 
@@ -52,6 +56,9 @@ class ContractCommandTestCase(testtools.TestCase):
             real, 'available', return_value=True)).mock
         self.stderr = self.useFixture(fixtures.MockPatch(
             'sys.stderr', io.StringIO())).mock
+        # The scenarios the stubbed run played are all there are.
+        self.names = self.useFixture(fixtures.MockPatchObject(
+            scenarios, 'names', return_value=['first', 'second'])).mock
 
     def main(self, *argv):
         out = io.StringIO()
@@ -113,6 +120,8 @@ class ContractCommandTestCase(testtools.TestCase):
             report['results'])
 
     def test_scenario_option(self):
+        self.run_all.return_value = _result(
+            names=('allocations_delete', 'allocations_get_known'))
         rc, _out = self.main('--scenario', 'allocations_delete',
                              '--scenario', 'allocations_get_known',
                              '--scenario', 'allocations_delete')
@@ -149,6 +158,7 @@ class ContractCommandTestCase(testtools.TestCase):
                       self.stderr.getvalue())
 
     def test_help_and_list(self):
+        self.names.side_effect = ALL_NAMES
         rc, out = self.main('--help')
         self.assertEqual(0, rc)
         self.assertIn('usage: shelvefix contract', out)
@@ -182,5 +192,34 @@ class ContractCommandTestCase(testtools.TestCase):
         self.assertEqual(2.0, contract._ratio({'double': 1.0, 'real': 2.0}))
 
     def test_argv_defaults_to_sys_argv(self):
+        self.names.side_effect = ALL_NAMES
         with mock.patch('sys.argv', ['shelvefix', 'contract', '--list']):
             self.assertEqual(0, main.main(out=io.StringIO()))
+
+    def test_a_scenario_not_played_is_no_verdict(self):
+        # Exit 0 needs every scenario played, with requests, on both
+        # sides.
+        self.run_all.return_value = _result(names=('first', 'third'))
+        rc, out = self.main()
+        self.assertEqual(1, rc)
+        self.assertEqual('No verdict, the scenarios did not all run: '
+                         'scenario second was not played',
+                         out.splitlines()[-1])
+
+    def test_a_scenario_without_requests_is_no_verdict(self):
+        self.run_all.return_value = _result(requests=0)
+        rc, out = self.main('--json')
+        self.assertEqual(1, rc)
+        self.assertEqual('scenario first made no request on double',
+                         json.loads(out)['unearned'])
+        self.assertEqual('shelvefix contract: no verdict: scenario first '
+                         'made no request on double\n',
+                         self.stderr.getvalue())
+
+    def test_a_scenario_skipped_on_one_backend_is_no_verdict(self):
+        result = _result()
+        del result.scenarios[1].transcripts['real']
+        self.run_all.return_value = result
+        rc, out = self.main()
+        self.assertEqual(1, rc)
+        self.assertIn('scenario second was not played on real', out)

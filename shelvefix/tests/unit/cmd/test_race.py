@@ -230,3 +230,86 @@ class ScenarioCommandTestCase(base.TestCase):
         self.assertIn('--variant legacy is not a variant of --scenario '
                       'unshelve-periodic (it has: corrected, pre-2025480, '
                       'pre-1862633)', err)
+
+
+class EvidenceTestCase(base.TestCase):
+    """No clean verdict without runs that show it (report.unearned)."""
+
+    run_main = RaceCommandTestCase.run_main
+
+    def explorations(self, *outcomes_of_runs, legacy=None):
+        """``explore_cell`` made to return runs with these outcomes.
+
+        :param legacy: the outcomes of the legacy cells' runs, if not those
+        """
+        from shelvefix import explorer
+        from shelvefix.explorer import search
+
+        def explore_cell(placement, cell, **kwargs):
+            exploration = search.Exploration(True)
+            exploration.complete = True
+            exploration.elapsed = 0.0
+            results = {actor: explorer.ActorResult(None, None, False)
+                       for actor in ('compute', 'scheduler')}
+            chosen = (legacy if legacy is not None and
+                      cell.variant == 'legacy' else outcomes_of_runs)
+            exploration.runs = [
+                explorer.RunRecord(index, (), [], results, outcome)
+                for index, outcome in enumerate(chosen)]
+            return exploration
+        return mock.patch.object(program, 'explore_cell', explore_cell)
+
+    def assertNoVerdict(self, why, *argv):
+        rc, out, err = self.run_main('race', '--backend', 'double', *argv)
+        self.assertEqual(1, rc, out + err)
+        lines = [line for line in out.splitlines()
+                 if line.startswith('Corrected order')]
+        self.assertEqual(['Corrected order: no verdict, the runs do not show '
+                          'it: ' + why], lines)
+        self.assertNotIn('no bad outcome', out)
+
+    def test_no_run_is_no_verdict(self):
+        with self.explorations():
+            self.assertNoVerdict('corrected order, free with get-put: no run '
+                                 'was made')
+
+    def test_every_run_failed_by_placement_is_no_verdict(self):
+        with self.explorations(('placement failed',), ('placement failed',)):
+            self.assertNoVerdict('corrected order, free with get-put: '
+                                 'placement failed in all 2 runs, so none '
+                                 'was judged', '--ordering', 'corrected')
+
+    def test_an_unclassified_error_is_no_verdict(self):
+        # A legacy cell whose actor raised what no outcome names: the lab
+        # broke, and the table cannot be trusted either.
+        with self.explorations(('ok',), legacy=[
+                ('ok',), ('compute error: TypeError',)]):
+            self.assertNoVerdict(
+                'legacy order, free with delete: runs ended in an error no '
+                'outcome classifies (compute error: TypeError)',
+                '--free', 'delete')
+
+    def test_json_says_why(self):
+        with self.explorations():
+            rc, out, err = self.run_main('race', '--backend', 'double',
+                                         '--json', '--free', 'delete')
+        self.assertEqual(1, rc)
+        self.assertEqual('corrected order, free with delete: no run was made',
+                         json.loads(out)['unearned'])
+        self.assertEqual('shelvefix race: no verdict: offload-unshelve: '
+                         'corrected order, free with delete: no run was '
+                         'made\n', err)
+
+    def test_random_runs_without_outcomes_are_no_verdict(self):
+        from shelvefix.race import random_runs
+
+        def empty(placement, cell, runs, **kwargs):
+            return random_runs.RandomResult(cell, runs, {}, 0.1)
+        with mock.patch.object(random_runs, 'run_random', empty):
+            rc, out, _err = self.run_main('race', '--random', '3',
+                                          '--backend', 'double')
+        self.assertEqual(1, rc)
+        self.assertEqual(
+            'No verdict, the runs do not show it: offload-unshelve: '
+            'corrected order, free with get-put: no run ended with an '
+            'outcome', out.splitlines()[-1])

@@ -1,16 +1,19 @@
 """``shelvefix stress`` when its clean-up cannot remove everything."""
 
 import io
+import json
 import signal
 from unittest import mock
 
 import fixtures
 from keystoneauth1 import exceptions as ks_exc
+import testtools
 
 from shelvefix.cmd import common
 from shelvefix.cmd import interrupt
 from shelvefix.cmd import main
 from shelvefix import exception
+from shelvefix import race
 from shelvefix.race import stress
 from shelvefix.race import stress_harness
 from shelvefix.tests import base
@@ -89,3 +92,97 @@ class StressCleanupCommandTestCase(base.TestCase):
             'placement answered 500 <html>\n<body>\nboom\n</body>')))
         self.assertNotIn('\n', text)
         self.assertIn('1 resource provider (rp-1)', text)
+
+
+class StressVerdictCommandTestCase(base.TestCase):
+    """A run whose work vanished never exits 0 (issue 32)."""
+
+    def run_main(self, *argv):
+        out, err = io.StringIO(), io.StringIO()
+        rc = main.main(list(ARGV) + list(argv), out=out, err=err)
+        return rc, out.getvalue(), err.getvalue()
+
+    def test_every_cycle_lost(self):
+        # What --poll-interval nan did: every cycle raised, and the run
+        # said "no bad outcome" and exited 0.
+        with mock.patch.object(stress_harness._Server, 'cycle',
+                               side_effect=ValueError('sleep length must '
+                                                      'be non-negative')):
+            rc, out, err = self.run_main('--cycles', '2')
+        self.assertEqual(1, rc, out + err)
+        self.assertNotIn('no bad outcome', out)
+        self.assertEqual(
+            'Corrected order: NOT SHOWN CLEAN (every cycle of every '
+            'ordering must complete): corrected/delete: 2 of 2 cycles lost '
+            '(ValueError 2)', out.splitlines()[-1])
+
+    def test_every_cycle_lost_json(self):
+        with mock.patch.object(stress_harness._Server, 'cycle',
+                               side_effect=ValueError('boom')):
+            rc, out, err = self.run_main('--json')
+        self.assertEqual(1, rc, out + err)
+        data = json.loads(out)
+        self.assertIs(False, data['corrected_is_clean'])
+        self.assertEqual(['corrected/delete: 1 of 1 cycles lost '
+                          '(ValueError 1)'], data['verdict_reasons'])
+        self.assertIn('NOT SHOWN CLEAN', data['verdict'])
+        self.assertEqual([(0, False)], [(r['cycles_completed'], r['complete'])
+                                        for r in data['results']])
+
+    def _returning(self, **kwargs):
+        values = dict(ordering=race.CORRECTED, free=race.DELETE, servers=1,
+                      cycles=1, elapsed=0.5, counts={},
+                      usage_expected={}, usage_actual={}, lost={})
+        values.update(kwargs)
+        return mock.patch.object(stress, 'run',
+                                 return_value=stress.StressResult(**values))
+
+    def test_no_cycle_ran(self):
+        with self._returning(cycles=0):
+            rc, out, err = self.run_main()
+        self.assertEqual(1, rc, out + err)
+        self.assertIn('corrected/delete: no cycle ran', out.splitlines()[-1])
+
+    def test_cycles_that_never_ran(self):
+        with self._returning(completed=0):
+            rc, out, err = self.run_main('--json')
+        self.assertEqual(1, rc, out + err)
+        self.assertEqual(['corrected/delete: 1 of 1 cycles never ran'],
+                         json.loads(out)['verdict_reasons'])
+
+    def test_every_cycle_completed(self):
+        with self._returning(counts={'ok': 1}, completed=1):
+            rc, out, err = self.run_main('--json')
+        self.assertEqual(0, rc, out + err)
+        data = json.loads(out)
+        self.assertIs(True, data['corrected_is_clean'])
+        self.assertEqual([], data['verdict_reasons'])
+        self.assertEqual('Corrected order: no bad outcome', data['verdict'])
+
+
+class BoundsTestCase(testtools.TestCase):
+    """The bounds --help states are the ones enforced."""
+
+    def test_server_workers_per_cpu(self):
+        from shelvefix.cmd import stress as stress_cmd
+        out, err = io.StringIO(), io.StringIO()
+        with mock.patch('shelvefix.explorer.parallel.available_cpus',
+                        return_value=3):
+            with mock.patch('sys.stderr', err):
+                rc = main.main(['stress', '--server-workers', '13'],
+                               out=out, err=err)
+        self.assertEqual(2, rc)
+        self.assertEqual('shelvefix stress: --server-workers 13: at most 12 '
+                         '(4 per CPU, and this process may use 3 CPU(s))\n',
+                         err.getvalue())
+        self.assertEqual(4, stress_cmd.SERVER_WORKERS_PER_CPU)
+
+    def test_help_states_the_bounds(self):
+        out = io.StringIO()
+        with mock.patch('sys.stdout', out):
+            self.assertRaises(SystemExit, main.main, ['stress', '--help'])
+        text = ' '.join(out.getvalue().split())
+        for bound in ('at most 1000', 'at most 100000 per ordering',
+                      'at most 4 per CPU', 'more than 0, at most 10',
+                      'at most 5000'):
+            self.assertIn(bound, text)

@@ -8,11 +8,13 @@ import time
 from unittest import mock
 
 import fixtures
+import testtools
 
 from shelvefix import backends
 from shelvefix.cmd import interrupt
 from shelvefix import exception
 from shelvefix import race
+from shelvefix.race import outcomes
 from shelvefix.race import stress
 from shelvefix.race import stress_harness
 from shelvefix.tests import base
@@ -323,3 +325,134 @@ class BackgroundTestCase(base.TestCase):
             release.set()
             self.assertTrue(runner.wait(5))
         self.assertEqual('done', runner.outcome())
+
+
+def _result(ordering=race.CORRECTED, **kwargs):
+    values = dict(ordering=ordering, free=race.DELETE, servers=2, cycles=4,
+                  elapsed=1.0, counts={outcomes.OK: 4},
+                  usage_expected={'a': {'VCPU': 2}},
+                  usage_actual={'a': {'VCPU': 2}}, lost={}, completed=4)
+    values.update(kwargs)
+    return stress.StressResult(**values)
+
+
+class VerdictTestCase(testtools.TestCase):
+    """verdict: clean only when every cycle of every run completed."""
+
+    def test_clean(self):
+        v = stress.verdict([_result(),
+                            _result(race.LEGACY,
+                                    counts={outcomes.CLAIM_WIPED: 4})])
+        self.assertEqual((0, True, []), tuple(v))
+
+    def test_every_cycle_lost(self):
+        v = stress.verdict([_result(counts={}, completed=0,
+                                    lost={'ValueError': 2,
+                                          'UnexpectedTaskStateError': 2})])
+        self.assertEqual(1, v.status)
+        self.assertIs(False, v.corrected_is_clean)
+        self.assertEqual(['corrected/delete: 4 of 4 cycles lost '
+                          '(UnexpectedTaskStateError 2, ValueError 2)'],
+                         v.reasons)
+
+    def test_one_lost_cycle_is_enough(self):
+        v = stress.verdict([_result(counts={outcomes.OK: 3}, completed=3,
+                                    lost={'RuntimeError': 1})])
+        self.assertEqual(1, v.status)
+        self.assertIn('1 of 4 cycles lost (RuntimeError 1)', v.reasons[0])
+
+    def test_a_lost_legacy_cycle_is_not_clean_either(self):
+        v = stress.verdict([_result(),
+                            _result(race.LEGACY, completed=3,
+                                    lost={'RuntimeError': 1})])
+        self.assertEqual((1, False), (v.status, v.corrected_is_clean))
+        self.assertEqual(['legacy/delete: 1 of 4 cycles lost '
+                          '(RuntimeError 1)'], v.reasons)
+
+    def test_cycles_that_never_ran(self):
+        # A server's thread ended early: neither completed nor lost.
+        v = stress.verdict([_result(counts={outcomes.OK: 1}, completed=1,
+                                    lost={'ValueError': 1})])
+        self.assertEqual(['corrected/delete: 1 of 4 cycles lost '
+                          '(ValueError 1), 2 of 4 cycles never ran'],
+                         v.reasons)
+
+    def test_no_cycles(self):
+        v = stress.verdict([_result(cycles=0, counts={}, completed=0)])
+        self.assertEqual((1, False, ['corrected/delete: no cycle ran']),
+                         tuple(v))
+        v = stress.verdict([_result(counts={}, completed=0)])
+        self.assertEqual(['corrected/delete: 4 of 4 cycles never ran'],
+                         v.reasons)
+
+    def test_nothing_ran(self):
+        self.assertEqual((1, False, [stress.NOTHING_RAN]),
+                         tuple(stress.verdict([])))
+
+    def test_placement_failed_cycles_completed(self):
+        # Placement failing by itself is reported, not judged: the cycle
+        # was classified, so it completed.
+        v = stress.verdict([_result(counts={outcomes.OK: 2,
+                                            outcomes.PLACEMENT_FAILED: 2})])
+        self.assertEqual(0, v.status)
+
+    def test_placement_failed_in_every_cycle_shows_nothing(self):
+        # Every cycle completed, none reached the steps the order is
+        # about: no evidence for the corrected order (the legacy order's
+        # runs are not judged).
+        v = stress.verdict([_result(counts={outcomes.PLACEMENT_FAILED: 4}),
+                            _result(race.LEGACY,
+                                    counts={outcomes.PLACEMENT_FAILED: 4})])
+        self.assertEqual((1, False), (v.status, v.corrected_is_clean))
+        self.assertEqual(['corrected/delete: no cycle ended ok (placement '
+                          'failed 4): nothing shows the order'], v.reasons)
+
+    def test_bad_outcomes_first(self):
+        v = stress.verdict([_result(counts={outcomes.SCHEDULER_409: 1,
+                                            outcomes.OK: 2}, completed=3,
+                                    lost={'RuntimeError': 1},
+                                    usage_actual={'a': {}})])
+        self.assertEqual(['corrected/delete: scheduler 409, usage mismatch',
+                          'corrected/delete: 1 of 4 cycles lost '
+                          '(RuntimeError 1)'], v.reasons)
+
+    def test_legacy_only(self):
+        v = stress.verdict([_result(race.LEGACY,
+                                    counts={outcomes.CLAIM_WIPED: 4})])
+        self.assertEqual((0, None, []), tuple(v))
+        v = stress.verdict([_result(race.LEGACY, counts={}, completed=0,
+                                    lost={'ValueError': 4})])
+        self.assertEqual((1, None), (v.status, v.corrected_is_clean))
+
+    def test_completed_not_counted(self):
+        # A result made by hand: its cycles less the lost ones completed.
+        self.assertEqual(3, stress.completed(
+            _result(completed=None, lost={'RuntimeError': 1})))
+
+
+class LostRunTestCase(_Base):
+    """A run whose every cycle raises: counted lost, and not clean."""
+
+    def test_every_cycle_raises(self):
+        with mock.patch.object(stress_harness._Server, 'cycle',
+                               side_effect=ValueError('sleep length')):
+            result = stress.run(self.placement, race.CORRECTED, race.DELETE,
+                                servers=2, cycles=3, poll_interval=0.001)
+        self.assertEqual(({'ValueError': 6}, 0, {}),
+                         (result.lost, result.completed, result.counts))
+        self.assertEqual(set(), stress.bad(result))
+        self.assertEqual((1, False, ['corrected/delete: 6 of 6 cycles lost '
+                                     '(ValueError 6)']),
+                         tuple(stress.verdict([result])))
+        self.assertPlacementEmpty()
+
+    def test_completed_counts_cycles_not_labels(self):
+        # A cycle may have several labels; it is one completed cycle.
+        with mock.patch.object(stress_harness._Server, 'cycle',
+                               return_value=(outcomes.SCHEDULER_409,
+                                             outcomes.CLAIM_WIPED)):
+            result = stress.run(self.placement, race.CORRECTED,
+                                race.DELETE, servers=2, cycles=2,
+                                poll_interval=0.001)
+        self.assertEqual(4, result.completed)
+        self.assertEqual([], stress.shortfall(result))

@@ -38,7 +38,82 @@ class WriteTestCase(testtools.TestCase):
                       '(ConsumerAllocationRetrievalFailed 1): each raised, '
                       "and its server's next cycle started from the state "
                       'it left', text)
-        self.assertIn('Corrected order: no bad outcome', text)
+        # A lost cycle is no evidence: the verdict says so, and why.
+        self.assertNotIn('no bad outcome', text)
+        self.assertIn('Corrected order: NOT SHOWN CLEAN (every cycle of '
+                      'every ordering must complete): corrected/delete: 1 '
+                      'of 4 cycles lost (ConsumerAllocationRetrievalFailed '
+                      '1)\n', text)
+
+    def test_several_causes_in_each_ordering(self):
+        # Each run's line names every cause, sorted, with its count; the
+        # verdict line names every run's, the corrected order's first.
+        lost = {'ValueError': 2, 'UnexpectedTaskStateError': 1,
+                'ConsumerAllocationRetrievalFailed': 3}
+        results = [result(lost=lost, counts={}, completed=0, cycles=6),
+                   result(ordering='legacy', counts={outcomes.OK: 2},
+                          lost={'TimeoutError': 1, 'RuntimeError': 1},
+                          completed=2)]
+        text = self.write(results)
+        lines = text.splitlines()
+        self.assertIn(
+            'corrected/delete: 6 cycles lost '
+            '(ConsumerAllocationRetrievalFailed 3, UnexpectedTaskStateError '
+            "1, ValueError 2): each raised, and its server's next cycle "
+            'started from the state it left', lines)
+        self.assertIn(
+            'legacy/delete: 2 cycles lost (RuntimeError 1, TimeoutError 1): '
+            "each raised, and its server's next cycle started from the "
+            'state it left', lines)
+        self.assertEqual(
+            'Corrected order: NOT SHOWN CLEAN (every cycle of every '
+            'ordering must complete): corrected/delete: 6 of 6 cycles lost '
+            '(ConsumerAllocationRetrievalFailed 3, UnexpectedTaskStateError '
+            '1, ValueError 2); legacy/delete: 2 of 4 cycles lost '
+            '(RuntimeError 1, TimeoutError 1)', lines[-1])
+
+    def test_only_the_legacy_order_lost_cycles(self):
+        # The corrected order's own cycles all completed, but the run did
+        # not do what it was asked: not clean either.
+        text = self.write([result(completed=4, counts={outcomes.OK: 4}),
+                           result(ordering='legacy', completed=3,
+                                  lost={'RuntimeError': 1})])
+        self.assertEqual(
+            'Corrected order: NOT SHOWN CLEAN (every cycle of every '
+            'ordering must complete): legacy/delete: 1 of 4 cycles lost '
+            '(RuntimeError 1)', text.splitlines()[-1])
+
+    def test_bad_outcomes_and_lost_cycles(self):
+        text = self.write([result(counts={outcomes.SCHEDULER_409: 3},
+                                  completed=3, lost={'RuntimeError': 1})])
+        self.assertEqual(
+            'Corrected order: BAD OUTCOMES FOUND: corrected/delete: '
+            'scheduler 409; corrected/delete: 1 of 4 cycles lost '
+            '(RuntimeError 1)', text.splitlines()[-1])
+
+    def test_clean(self):
+        text = self.write([result(completed=4, counts={outcomes.OK: 4})])
+        self.assertEqual('Corrected order: no bad outcome',
+                         text.splitlines()[-1])
+
+    def test_legacy_only(self):
+        text = self.write([result(ordering='legacy', completed=4,
+                                  counts={outcomes.CLAIM_WIPED: 4})])
+        self.assertEqual('Corrected order: not run (only --ordering '
+                         'legacy), so no verdict on it',
+                         text.splitlines()[-1])
+        text = self.write([result(ordering='legacy', completed=0,
+                                  counts={}, lost={'ValueError': 4})])
+        self.assertEqual('Corrected order: not run (only --ordering '
+                         'legacy), so no verdict on it; NOT A CLEAN RUN '
+                         '(every cycle must complete): legacy/delete: 4 of '
+                         '4 cycles lost (ValueError 4)',
+                         text.splitlines()[-1])
+
+    def test_nothing_ran(self):
+        self.assertEqual('Corrected order: NOT SHOWN CLEAN (every cycle of '
+                         'every ordering must complete): no ordering ran',
+                         self.write([]).splitlines()[-1])
 
     def test_the_fault_and_the_counters_under_the_table(self):
         figures = [{'requests': 40, 'requests_per_second': 20.0,
@@ -70,6 +145,8 @@ class AsJSONTestCase(testtools.TestCase):
     def test_lost_and_usage(self):
         data = stress_report.as_json(result(lost={'RuntimeError': 1}))
         self.assertEqual({'RuntimeError': 1}, data['cycles_lost'])
+        self.assertEqual(3, data['cycles_completed'])
+        self.assertFalse(data['complete'])
         self.assertTrue(data['usage_ok'])
         self.assertEqual(2.0, data['cycles_per_second'])
         self.assertEqual([], data['bad'])
