@@ -16,7 +16,8 @@ Taken as nova's own bindings, the only ones not reported:
   ``report.SchedulerReportClient()``, ``report.report_client_singleton()``,
   ``scheduler_client.SchedulerClient()``) or, for the report client, the
   scheduler client's (``self.scheduler_client.reportclient``, Queens and
-  before); or one handed to the constructor, as shelvefix's own manager
+  before) or the tracker's (``self.rt.reportclient``, Stein to Ussuri);
+  or one handed to the constructor, as shelvefix's own manager
   takes them (``reportclient or (rt and rt.reportclient) or
   report.SchedulerReportClient()``): its caller's collaborator;
 * in ``_get_resource_tracker`` (Rocky and before build the tracker there,
@@ -35,7 +36,6 @@ in the class body.
 """
 
 import ast
-import functools
 
 from shelvefix.novacheck import classes
 from shelvefix.novacheck import values
@@ -111,10 +111,13 @@ def _built(value, name, locals_built, params=()):
         return True
     if isinstance(value, ast.Call):
         return _callee_name(value.func) in BUILDERS[name]
+    # The report client of another trusted collaborator: the scheduler
+    # client's (Queens and before) or the tracker's (Stein to Ussuri).
     return (name in values.REPORT_CLIENT_ATTRIBUTES and
             isinstance(value, ast.Attribute) and
-            value.attr == name and _trusted_attribute(value.value) ==
-            values.SCHEDULER_CLIENT_ATTRIBUTE)
+            value.attr == name and _trusted_attribute(value.value) in (
+                (values.SCHEDULER_CLIENT_ATTRIBUTE,) +
+                tuple(values.TRACKER_ATTRIBUTES)))
 
 
 def _callee_name(func):
@@ -257,12 +260,6 @@ def rebindings(cls):
         in line order; ``name`` is the collaborator (``'*'`` for a
         ``setattr`` on ``self`` whose name is known only at run time)
     """
-    return list(_rebindings(cls))
-
-
-# Every check of the manager asks about the same class; one walk serves them.
-@functools.lru_cache(maxsize=4)
-def _rebindings(cls):
     found = []
     for stmt in cls.body:
         if isinstance(stmt, _DEFS + (ast.ClassDef,)):
@@ -290,7 +287,7 @@ def _rebindings(cls):
             where = getattr(function, 'name', 'a lambda')
             found.append(classes.Unmodeled(
                 name, node.lineno, 'in %s: %s' % (where, _text(stmt))))
-    return tuple(sorted(found, key=lambda u: u.line))
+    return sorted(found, key=lambda u: u.line)
 
 
 def why_untrusted(cls, display):

@@ -204,6 +204,23 @@ class GenuineBindingsTestCase(testtools.TestCase):
             host, None, reportclient=self.reportclient)
 '''))
 
+    def test_stein_takes_the_trackers_report_client(self):
+        self.assertStill(check.FIXED, with_helpers('''\
+    def __init__(self, compute_driver=None, *args, **kwargs):
+        self.rt = resource_tracker.ResourceTracker(self.host, None)
+        self.reportclient = self.rt.reportclient
+'''))
+
+    def test_the_class_is_read_as_it_is_now(self):
+        # Nothing is remembered of a class between two readings: the
+        # same tree, its __init__ renamed, binds as another method does.
+        cls = manager_class(with_helpers(INIT_34))
+        self.assertEqual([], collaborators.rebindings(cls))
+        init = [node for node in cls.body
+                if getattr(node, 'name', None) == '__init__'][0]
+        init.name = 'reset'
+        self.assertNotEqual([], collaborators.rebindings(cls))
+
     def test_a_parameter_does_not_cover_another_value(self):
         text = with_helpers('''\
     def __init__(self, host=None, reportclient=None):
