@@ -45,7 +45,11 @@ def postgres_running(data):
     return False
 
 
-class ClusterPolicyTestCase(base.TestCase):
+class PrivateClusterTestCase(base.TestCase):
+    """A cluster of the test's own: data directory and (a free) port."""
+
+    #: Whether SHELVEFIX_PG_PORT names the port (else the default's rule).
+    port_given = True
 
     def setUp(self):
         super().setUp()
@@ -53,11 +57,11 @@ class ClusterPolicyTestCase(base.TestCase):
         directory = self.useFixture(fixtures.TempDir()).path
         os.chmod(directory, 0o755)
         self.data = os.path.join(directory, 'pg')
-        self.port = ports.free_port()
         self.useFixture(fixtures.EnvironmentVariable('SHELVEFIX_PG_DATA',
                                                      self.data))
-        self.useFixture(fixtures.EnvironmentVariable('SHELVEFIX_PG_PORT',
-                                                     str(self.port)))
+        self.port = ports.free_port() if self.port_given else None
+        self.useFixture(fixtures.EnvironmentVariable(
+            'SHELVEFIX_PG_PORT', str(self.port) if self.port else None))
         self.addCleanup(self.script, 'purge')
 
     def script(self, command):
@@ -65,6 +69,9 @@ class ClusterPolicyTestCase(base.TestCase):
             ['bash', postgresql.POSTGRESQL_SCRIPT, command],
             stdin=subprocess.DEVNULL, capture_output=True, text=True,
             timeout=300)
+
+
+class ClusterPolicyTestCase(PrivateClusterTestCase):
 
     def running(self):
         return self.script('status').returncode == 0
@@ -181,23 +188,17 @@ class ClusterPolicyTestCase(base.TestCase):
         self.assertStopped()
 
 
-class TakenDefaultPortTestCase(base.TestCase):
+class TakenDefaultPortTestCase(PrivateClusterTestCase):
     """A machine whose 5433 is taken by another server still gets a cluster.
 
     The default port gives way to the next free one; a port the user
     named in ``SHELVEFIX_PG_PORT`` is used or refused, never changed.
     """
 
+    port_given = False
+
     def setUp(self):
         super().setUp()
-        test_server._require(self, 'postgresql')
-        directory = self.useFixture(fixtures.TempDir()).path
-        os.chmod(directory, 0o755)
-        self.data = os.path.join(directory, 'pg')
-        self.useFixture(fixtures.EnvironmentVariable('SHELVEFIX_PG_DATA',
-                                                     self.data))
-        self.useFixture(fixtures.EnvironmentVariable('SHELVEFIX_PG_PORT'))
-        self.addCleanup(ClusterPolicyTestCase.script, self, 'purge')
         # The suite's own cluster may hold 5433 already; if not, a plain
         # listener does, as another server would.
         if not test_mariadb.listening(DEFAULT_PORT):
