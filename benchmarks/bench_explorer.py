@@ -47,7 +47,7 @@ from shelvefix import explorer
 from shelvefix.explorer import controller as controller_mod
 from shelvefix import race
 from shelvefix.race import outcomes
-from shelvefix.race import program
+from shelvefix.race import scenarios
 
 # A sibling of this script: its directory is first on sys.path.
 import figures
@@ -151,8 +151,8 @@ def explore_scenario(placement, name, reduce=True, workers=1):
     """Explore every cell; returns (cells, seconds)."""
     cells = []
     start = time.perf_counter()
-    for cell in program.get_scenario(name).cells():
-        cells.append((cell, program.explore_cell(
+    for cell in scenarios.get_scenario(name).cells():
+        cells.append((cell, scenarios.explore_cell(
             placement, cell, reduce=reduce, scenario_name=name,
             workers=workers)))
     return cells, time.perf_counter() - start

@@ -109,10 +109,10 @@ def add_arguments(parser):
 
 
 def _scenarios(args):
-    from shelvefix.race import program
+    from shelvefix.race import scenarios
     names = (race.SCENARIOS if args.scenario == race.ALL
              else (args.scenario,))
-    return [program.get_scenario(name) for name in names]
+    return [scenarios.get_scenario(name) for name in names]
 
 
 def _cells(args, scenario):
@@ -211,8 +211,8 @@ def run(args, out, err):
 
 
 def _run_explore(args, placement, out, err):
-    from shelvefix.race import program
     from shelvefix.race import report
+    from shelvefix.race import scenarios
     done = []
     for scenario in _scenarios(args):
         if not _cells(args, scenario):
@@ -226,7 +226,7 @@ def _run_explore(args, placement, out, err):
         for cell in _cells(args, scenario):
             progress = common.Progress(err, _label(scenario, cell),
                                        force=args.progress)
-            exploration = program.explore_cell(
+            exploration = scenarios.explore_cell(
                 placement, cell, reduce=not args.no_reduce,
                 progress=progress, scenario_name=scenario.name,
                 workers=args.workers)
@@ -321,8 +321,8 @@ def _verdict_line(scenario, results, where):
 
 def _run_random(args, placement, out, err):
     from shelvefix.race import outcomes
-    from shelvefix.race import random_runs
     from shelvefix.race import report
+    from shelvefix.race import scenarios
     done = []
     index = 0
     for scenario in _scenarios(args):
@@ -331,7 +331,7 @@ def _run_random(args, placement, out, err):
             progress = common.Progress(err, _label(scenario, cell),
                                        total=args.random,
                                        force=args.progress, unit='runs')
-            results.append(random_runs.run_random(
+            results.append(scenarios.run_random(
                 placement, cell, args.random, seed=args.seed + index,
                 progress=progress, scenario_name=scenario.name))
             progress.finish()

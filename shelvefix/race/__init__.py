@@ -16,8 +16,11 @@
   touches;
 * :mod:`~shelvefix.race.outcomes` - what went wrong in a run;
 * :mod:`~shelvefix.race.program` - the scenarios as programs for the
-  :mod:`~shelvefix.explorer`, and uncontrolled random runs
+  :mod:`~shelvefix.explorer`, the run of a two-host cloud written once
+  (``CloudProgram``), and uncontrolled random runs
   (:mod:`~shelvefix.race.move_program` for the move scenarios);
+* :mod:`~shelvefix.race.scenarios` - every scenario, once: its table, its
+  cells, the program of a cell; a cell explored or run at random;
 * :mod:`~shelvefix.race.report` - tables, timelines, Mermaid and JSON;
 * :mod:`~shelvefix.race.stress` - K servers x M cycles under real
   concurrency;
@@ -44,7 +47,7 @@ ORDERINGS = (CORRECTED, LEGACY)
 VARIANTS = (CORRECTED, LEGACY, PRE_2025480, PRE_1862633, PRE_1879878,
             PRE_1821594, NOVA_REVERT, NOVA_EVACUATE)
 
-# The scenarios (see race.program).
+# The scenarios (see race.scenarios).
 OFFLOAD_UNSHELVE = 'offload-unshelve'
 UNSHELVE_PERIODIC = 'unshelve-periodic'
 LIFECYCLE = 'lifecycle'

@@ -51,16 +51,12 @@ state is judged by :mod:`shelvefix.race.move_outcomes`.
     variants of ``resize-confirm``, which show their symptoms here too.
 """
 
-import threading
-
 from shelvefix.compute import collaborators
-from shelvefix import explorer
 from shelvefix.explorer import model
 from shelvefix import race
 from shelvefix.race import move_cloud
 from shelvefix.race import move_outcomes
 from shelvefix.race import program
-from shelvefix.race import random_runs
 from shelvefix.race import steps
 from shelvefix.race import variants
 
@@ -110,7 +106,7 @@ def _no_wait(seconds):
     pass
 
 
-class MoveRaceProgram(program._Program):
+class MoveRaceProgram(program.CloudProgram):
     """One cell of a move scenario.
 
     :param placement: a set-up placement fixture, shared by all runs
@@ -128,24 +124,43 @@ class MoveRaceProgram(program._Program):
         self.injected = ((collaborators.DriverFailed,)
                          if cell.fault in FAILING else ())
 
-    def _cloud(self, sleep=None):
+    def _cloud(self, explored):
         if self.providers is None:
             self.providers = move_cloud.create_providers(
                 self.placement, enabled=self.name == race.RESIZE_MIGRATE)
         code = variants.code(self.cell.variant)
+        # The explorer orders the actors: a retry's back-off would only
+        # make the run slower.
         return move_cloud.MoveCloud(
             self.placement, self.providers,
             start=(move_cloud.EVACUATING if self.name == race.EVACUATE
                    else move_cloud.RESIZED),
             manager_cls=code.manager_cls, tracker_cls=code.tracker_cls,
-            failing=FAILING.get(self.cell.fault), sleep=sleep)
+            failing=FAILING.get(self.cell.fault),
+            sleep=_no_wait if explored else None)
 
-    def _actors(self, cloud, timeout=60.0, done=None):
+    def _names(self, cloud):
+        src, dst = self.providers
+        first, second = cloud.migration_uuids
+        return steps.Names([(cloud.instance.uuid, '{instance}'),
+                            (first, '{migration}'),
+                            (second, '{migration 2}'),
+                            (src, '{compute-1}'), (dst, '{compute-2}')])
+
+    def _holdings(self, cloud):
+        return {consumer: set(cloud.held(consumer))
+                for consumer in [cloud.instance.uuid] +
+                cloud.migration_uuids}
+
+    def _actor_hosts(self):
+        return [host for _actor, host in ACTORS[self.name]]
+
+    def _actors(self, cloud, timeout=60.0, poll_interval=None, done=None):
+        # No actor of a move polls: poll_interval is the base's signature.
         done = done or {}
 
-        def finished(name):
-            event = done.get(name)
-            return event is not None and event.is_set()
+        def after(name):
+            return lambda: program.finished(done, name)
 
         funcs = {
             'periodic-1': lambda: cloud.periodic(SOURCE),
@@ -158,23 +173,20 @@ class MoveRaceProgram(program._Program):
             funcs['compute-1'] = cloud.api_confirm
             funcs['delete'] = cloud.delete
             funcs['compute-2'] = lambda: cloud.serve(
-                DESTINATION, timeout=timeout,
-                give_up=lambda: finished('delete'))
+                DESTINATION, timeout=timeout, give_up=after('delete'))
         elif self.name == race.RESIZE_MIGRATE:
             funcs['compute-1'] = cloud.api_confirm
             funcs['migrate'] = lambda: cloud.migrate_again(
-                timeout=timeout, give_up=lambda: finished('compute-1'))
+                timeout=timeout, give_up=after('compute-1'))
             funcs['compute-1-prep'] = lambda: cloud.serve(
-                SOURCE, timeout=timeout, give_up=lambda: finished('migrate'))
+                SOURCE, timeout=timeout, give_up=after('migrate'))
         elif self.name == race.RESIZE_REVERT:
             funcs['compute-2'] = cloud.revert
             funcs['compute-1'] = lambda: cloud.serve(
-                SOURCE, timeout=timeout,
-                give_up=lambda: finished('compute-2'))
+                SOURCE, timeout=timeout, give_up=after('compute-2'))
         else:
             funcs['compute-2'] = lambda: cloud.serve(
-                DESTINATION, timeout=timeout,
-                give_up=lambda: finished('conductor'))
+                DESTINATION, timeout=timeout, give_up=after('conductor'))
             funcs['compute-1'] = cloud.source_starts
         return [(name, funcs[name]) for name in self.actors]
 
@@ -186,33 +198,3 @@ class MoveRaceProgram(program._Program):
             return move_outcomes.classify_move(cloud, results, self.injected)
         finally:
             cloud.remove_from_placement()
-
-    def __call__(self, controller):
-        # The explorer orders the actors: a retry's back-off would only
-        # make the run slower.
-        cloud = self._cloud(sleep=_no_wait)
-        src, dst = self.providers
-        first, second = cloud.migration_uuids
-        names = steps.Names([(cloud.instance.uuid, '{instance}'),
-                             (first, '{migration}'),
-                             (second, '{migration 2}'),
-                             (src, '{compute-1}'), (dst, '{compute-2}')])
-        holdings = {consumer: set(cloud.held(consumer))
-                    for consumer in [cloud.instance.uuid] +
-                    cloud.migration_uuids}
-        undo = cloud.instrument(
-            controller, names, holdings, 'wait',
-            [host for _actor, host in ACTORS[self.name]])
-
-        def check(results):
-            undo()
-            return self._finish(cloud, results)
-        return explorer.RunSpec(actors=self._actors(cloud), check=check)
-
-    def random_run(self, rng, poll_interval, max_start_delay):
-        """One run with real threads; returns its outcome."""
-        cloud = self._cloud()
-        done = {name: threading.Event() for name in self.actors}
-        funcs = self._actors(cloud, timeout=10.0, done=done)
-        results = random_runs.run_threads(funcs, rng, max_start_delay, done)
-        return self._finish(cloud, results)

@@ -25,7 +25,6 @@ read from the end state (:mod:`shelvefix.race.outcomes`).
 """
 
 import collections
-import contextlib
 import threading
 
 from shelvefix import context
@@ -182,7 +181,79 @@ class ShelveRaceProgram(_Program):
                                                          max_start_delay))
 
 
-class CloudRaceProgram(_Program):
+class CloudProgram(_Program):
+    """A cell on a two-host cloud, explored or with real threads.
+
+    What every cloud scenario's run does, written once: make the cloud
+    (:meth:`_cloud`), make each access of the actors to shared state an
+    explorer step (the run's names, what placement holds at the start,
+    the host each actor runs on), run the actors, then judge the end
+    state and remove what the run made (:meth:`_finish`). A subclass
+    supplies those parts.
+
+    :ivar actors: the actors' names, in the order the explorer lists them
+    """
+
+    #: The label of an actor's wait on the store (in the run's steps).
+    wait_label = 'wait'
+
+    def _cloud(self, explored):
+        """The run's cloud; ``explored`` when the explorer orders it."""
+        raise NotImplementedError()
+
+    def _names(self, cloud):
+        """The run's :class:`~shelvefix.race.steps.Names`."""
+        src, dst = self.providers
+        return _names(cloud.instance.uuid, src, dst)
+
+    def _holdings(self, cloud):
+        """``{consumer: providers}`` placement holds when the run starts."""
+        raise NotImplementedError()
+
+    def _actor_hosts(self):
+        """The host each actor runs on (None: none), in actor order."""
+        raise NotImplementedError()
+
+    def _actors(self, cloud, timeout=60.0, poll_interval=0.001, done=None):
+        """``(name, callable)`` of each actor.
+
+        :param done: ``{name: Event}`` set as each ends (real threads): an
+            actor waiting for another's work gives up once it has ended
+        """
+        raise NotImplementedError()
+
+    def _finish(self, cloud, results):
+        """The run's outcome (labels); the run's state removed."""
+        raise NotImplementedError()
+
+    def __call__(self, controller):
+        cloud = self._cloud(explored=True)
+        undo = cloud.instrument(controller, self._names(cloud),
+                                self._holdings(cloud), self.wait_label,
+                                self._actor_hosts())
+
+        def check(results):
+            undo()
+            return self._finish(cloud, results)
+        return explorer.RunSpec(actors=self._actors(cloud), check=check)
+
+    def random_run(self, rng, poll_interval, max_start_delay):
+        """One run with real threads; returns its outcome."""
+        cloud = self._cloud(explored=False)
+        done = {name: threading.Event() for name in self.actors}
+        funcs = self._actors(cloud, timeout=10.0,
+                             poll_interval=poll_interval, done=done)
+        results = random_runs.run_threads(funcs, rng, max_start_delay, done)
+        return self._finish(cloud, results)
+
+
+def finished(done, name):
+    """Whether the actor ``name`` has ended (``done``: see ``_actors``)."""
+    event = done.get(name)
+    return event is not None and event.is_set()
+
+
+class CloudRaceProgram(CloudProgram):
     """One cell of ``unshelve-periodic`` or ``lifecycle``.
 
     :param placement: a set-up placement fixture, shared by all runs
@@ -191,6 +262,8 @@ class CloudRaceProgram(_Program):
         compute-1, which offloads it), False for unshelve-periodic (it
         starts offloaded)
     """
+
+    wait_label = 'wait for SHELVED_OFFLOADED'
 
     def __init__(self, placement, cell, lifecycle):
         self.placement = placement
@@ -202,7 +275,7 @@ class CloudRaceProgram(_Program):
         self.injected = ((exception.PortBindingFailed,)
                          if cell.fault == PORT_BINDING else ())
 
-    def _cloud(self):
+    def _cloud(self, explored):
         if self.providers is None:
             self.providers = cloud_mod.create_providers(self.placement)
         code = variants.code(self.cell.variant)
@@ -213,21 +286,24 @@ class CloudRaceProgram(_Program):
             manager_cls=code.manager_cls, tracker_cls=code.tracker_cls,
             binding_fails=self.cell.fault == PORT_BINDING)
 
+    def _holdings(self, cloud):
+        return {cloud.instance.uuid: {self.providers[0]}} if (
+            self.lifecycle) else {}
+
+    def _actor_hosts(self):
+        return [HOST_OF_ACTOR.get(name) for name in self.actors]
+
     def _actors(self, cloud, timeout=60.0, poll_interval=0.001, done=None):
         done = done or {}
-
-        def finished(name):
-            event = done.get(name)
-            return event is not None and event.is_set()
-
         funcs = {
             'compute-1': cloud.shelve_offload,
             'periodic-1': lambda: cloud.periodic(cloud_mod.SOURCE),
             'conductor': lambda: cloud.api_unshelve(
                 timeout=timeout, poll_interval=poll_interval,
-                give_up=lambda: finished('compute-1')),
+                give_up=lambda: finished(done, 'compute-1')),
             'compute-2': lambda: cloud.serve(
-                timeout=timeout, give_up=lambda: finished('conductor')),
+                timeout=timeout,
+                give_up=lambda: finished(done, 'conductor')),
             'periodic-2': lambda: cloud.periodic(cloud_mod.DESTINATION),
         }
         return [(name, funcs[name]) for name in self.actors]
@@ -237,151 +313,3 @@ class CloudRaceProgram(_Program):
             return outcomes.classify_cloud(cloud, results, self.injected)
         finally:
             cloud.remove_from_placement()
-
-    def __call__(self, controller):
-        cloud = self._cloud()
-        src, dst = self.providers
-        uuid = cloud.instance.uuid
-        undo = cloud.instrument(
-            controller, _names(uuid, src, dst),
-            {uuid: {src}} if self.lifecycle else {},
-            'wait for SHELVED_OFFLOADED',
-            [HOST_OF_ACTOR.get(name) for name in self.actors])
-
-        def check(results):
-            undo()
-            return self._finish(cloud, results)
-        return explorer.RunSpec(actors=self._actors(cloud), check=check)
-
-    def random_run(self, rng, poll_interval, max_start_delay):
-        """One run with real threads; returns its outcome."""
-        cloud = self._cloud()
-        done = {name: threading.Event() for name in self.actors}
-        funcs = self._actors(cloud, timeout=10.0,
-                             poll_interval=poll_interval, done=done)
-        results = random_runs.run_threads(funcs, rng, max_start_delay, done)
-        return self._finish(cloud, results)
-
-
-class Scenario(collections.namedtuple(
-        'Scenario', ['name', 'title', 'first_column', 'cells', 'program',
-                     'symptoms'], defaults=((outcomes.OK,),))):
-    """A scenario of the race lab.
-
-    ``title`` heads its table, ``first_column`` names the table's first
-    column, ``cells(ghost)`` lists its matrix and ``program(placement,
-    cell)`` makes the explorer program of one cell. ``symptoms`` are the
-    outcomes its table always has a column for (with ``ok``): what its
-    bugs show, so that a table of random runs has the same columns
-    whichever runs happened to show them.
-    """
-
-    __slots__ = ()
-
-
-def _cloud_scenario(name, title, lifecycle, variant_faults, symptoms):
-    """A scenario of :class:`CloudRaceProgram` cells (variant, fault)."""
-    return Scenario(
-        name, title, 'variant',
-        lambda ghost=False: [Cell(variant, None, fault)
-                             for variant, fault in variant_faults],
-        lambda placement, cell: CloudRaceProgram(placement, cell,
-                                                 lifecycle=lifecycle),
-        (outcomes.OK,) + symptoms)
-
-
-def _move_scenario(name, title):
-    """A scenario of move cells (see :mod:`shelvefix.race.move_program`)."""
-    def make(placement, cell):
-        from shelvefix.race import move_program
-        return move_program.MoveRaceProgram(placement, cell, name)
-
-    def cells(ghost=False):
-        from shelvefix.race import move_program
-        return [Cell(variant, None, fault)
-                for variant, fault in move_program.CELLS[name]]
-    return Scenario(name, title, 'variant', cells, make)
-
-
-SCENARIOS = collections.OrderedDict((s.name, s) for s in [
-    Scenario(race.OFFLOAD_UNSHELVE,
-             'shelve-offload (compute) against unshelve (API + scheduler)',
-             'ordering', all_cells, ShelveRaceProgram,
-             (outcomes.OK, outcomes.SCHEDULER_409, outcomes.COMPUTE_409,
-              outcomes.CLAIM_WIPED, outcomes.LEAKED)),
-    _cloud_scenario(race.UNSHELVE_PERIODIC,
-                    'unshelve (API + conductor + scheduler, compute-2) '
-                    "against compute-2's update_available_resource",
-                    False,
-                    [(race.CORRECTED, None), (race.CORRECTED, PORT_BINDING),
-                     (race.PRE_2025480, None),
-                     (race.PRE_2025480, PORT_BINDING),
-                     (race.PRE_1862633, None),
-                     (race.PRE_1862633, PORT_BINDING)],
-                    (outcomes.LEAKED, outcomes.USAGE_UNTRACKED)),
-    _cloud_scenario(race.LIFECYCLE,
-                    'shelve-offload on compute-1, unshelve to compute-2, '
-                    'the periodic audit on both hosts',
-                    True,
-                    [(race.CORRECTED, None), (race.CORRECTED, PORT_BINDING),
-                     (race.LEGACY, None), (race.PRE_2025480, None),
-                     (race.PRE_1862633, PORT_BINDING)],
-                    (outcomes.SCHEDULER_409, outcomes.CLAIM_WIPED,
-                     outcomes.LEAKED, outcomes.USAGE_UNTRACKED)),
-    _move_scenario(race.RESIZE_CONFIRM,
-                   "confirm a resize (compute-1) against compute-1's "
-                   'update_available_resource'),
-    _move_scenario(race.RESIZE_REVERT,
-                   'revert a resize (compute-2, then compute-1) against '
-                   'the periodic audit on both hosts'),
-    _move_scenario(race.EVACUATE,
-                   "evacuate to compute-2 against compute-1's service "
-                   "starting again and compute-2's periodic audit"),
-    _move_scenario(race.RESIZE_DELETE,
-                   'delete a resized server (API, compute-2) while its '
-                   "resize is confirmed (compute-1), compute-1's audit"),
-    _move_scenario(race.RESIZE_MIGRATE,
-                   'migrate a resized server back to compute-1 as soon as '
-                   "its resize is confirmed there, compute-1's audit"),
-])
-
-
-def get_scenario(name):
-    """The :class:`Scenario` called ``name``.
-
-    :raises ValueError: no such scenario
-    """
-    try:
-        return SCENARIOS[name]
-    except KeyError:
-        raise ValueError('unknown scenario %r; choose one of %s'
-                         % (name, ', '.join(SCENARIOS)))
-
-
-def explore_cell(placement, cell, reduce=True, progress=None,
-                 scenario_name=race.DEFAULT_SCENARIO, workers=1):
-    """Explore every interleaving of one cell of a scenario.
-
-    ``workers`` above 1 runs the explorer's executions in that many forked
-    processes (the double only: see :mod:`shelvefix.explorer.parallel`).
-
-    :returns: a :class:`~shelvefix.explorer.controller.Exploration` whose
-        run outcomes are label tuples (see :mod:`shelvefix.race.outcomes`)
-    """
-    program = get_scenario(scenario_name).program(placement, cell)
-    with closing(program):
-        return explorer.explore(program, reduce=reduce, progress=progress,
-                                workers=workers)
-
-
-@contextlib.contextmanager
-def closing(program):
-    """Close ``program`` on the way out, interrupted or not."""
-    interrupted = False
-    try:
-        yield program
-    except KeyboardInterrupt:
-        interrupted = True
-        raise
-    finally:
-        program.close(interrupted=interrupted)

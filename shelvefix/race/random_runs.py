@@ -3,16 +3,15 @@
 Nothing is paused: each actor starts after a small random delay (seeded)
 and the operating system interleaves them, as in an ordinary test run. The
 programs of :mod:`shelvefix.race.program` make one such run each
-(``random_run``); :func:`run_random` repeats it and counts outcomes.
+(``random_run``) with :func:`run_threads`;
+:func:`shelvefix.race.scenarios.run_random` repeats it and counts outcomes.
 """
 
 import collections
-import random
 import threading
 import time
 
 from shelvefix import explorer
-from shelvefix import race
 
 #: Seconds an interrupted run waits for its actors: more than their own
 #: timeouts (the programs give them 10 s).
@@ -53,31 +52,3 @@ def run_threads(funcs, rng, max_start_delay, done=None):
             thread.join(max(0.0, deadline - time.monotonic()))
         raise
     return results
-
-
-def run_random(placement, cell, runs, seed, poll_interval=0.0005,
-               max_start_delay=0.002, progress=None,
-               scenario_name=race.DEFAULT_SCENARIO):
-    """Run a cell ``runs`` times with real threads and real timing.
-
-    Nothing is paused: the actors start after small random delays (seeded)
-    and the API client polls the saved state every ``poll_interval``
-    seconds, as a client polling the API would. This is what an ordinary
-    test run sees.
-
-    :returns: a :class:`RandomResult` with per-label counts
-    """
-    from shelvefix.race import program as program_mod
-    rng = random.Random(seed)
-    program = program_mod.get_scenario(scenario_name).program(placement,
-                                                              cell)
-    counts = collections.Counter()
-    start = time.monotonic()
-    with program_mod.closing(program):
-        for index in range(runs):
-            for label in program.random_run(rng, poll_interval,
-                                            max_start_delay):
-                counts[label] += 1
-            if progress:
-                progress(index + 1)
-    return RandomResult(cell, runs, dict(counts), time.monotonic() - start)

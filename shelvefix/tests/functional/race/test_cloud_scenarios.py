@@ -23,6 +23,7 @@ from shelvefix import race
 from shelvefix.race import outcomes
 from shelvefix.race import program
 from shelvefix.race import report
+from shelvefix.race import scenarios
 from shelvefix.tests import base
 
 load_tests = testscenarios.load_tests_apply_scenarios
@@ -51,7 +52,7 @@ def _cells():
     return [('%s_%s' % (name, '_'.join(p for p in cell if p)),
              {'scenario_name': name, 'cell': cell})
             for name in (race.UNSHELVE_PERIODIC, race.LIFECYCLE)
-            for cell in program.get_scenario(name).cells()]
+            for cell in scenarios.get_scenario(name).cells()]
 
 
 class CloudScenarioTestCase(testscenarios.WithScenarios, base.TestCase):
@@ -72,8 +73,8 @@ class CloudScenarioTestCase(testscenarios.WithScenarios, base.TestCase):
         self.placement = self.useFixture(backends.make_backend(self.backend))
 
     def test_each_bug_shows_where_it_should(self):
-        exploration = program.explore_cell(self.placement, self.cell,
-                                           scenario_name=self.scenario_name)
+        exploration = scenarios.explore_cell(self.placement, self.cell,
+                                             scenario_name=self.scenario_name)
         self.assertTrue(exploration.complete)
         self.assertEqual(0, exploration.blocked)
         result = report.summarise(self.cell, exploration)
@@ -88,6 +89,6 @@ class CloudScenarioTestCase(testscenarios.WithScenarios, base.TestCase):
             self.assertEqual({}, self.placement.state.consumers)
             self.assertEqual({}, self.placement.state.providers)
         for run in exploration.runs:
-            self.assertEqual(set(program.get_scenario(
+            self.assertEqual(set(scenarios.get_scenario(
                 self.scenario_name).program(None, self.cell).actors),
                 set(run.results))

@@ -19,8 +19,8 @@ from shelvefix.explorer import runner
 from shelvefix import race
 from shelvefix.race import outcomes
 from shelvefix.race import program
-from shelvefix.race import random_runs
 from shelvefix.race import report
+from shelvefix.race import scenarios
 from shelvefix.tests import base
 from shelvefix.tests.unit.explorer import programs
 
@@ -56,7 +56,7 @@ class ExploreCellTestCase(testscenarios.WithScenarios, base.TestCase):
         self.placement = self.useFixture(backends.make_backend(self.backend))
 
     def test_outcomes_match_the_bug_doc(self):
-        exploration = program.explore_cell(self.placement, self.cell)
+        exploration = scenarios.explore_cell(self.placement, self.cell)
         self._check_traces(exploration)
         result = report.summarise(self.cell, exploration)
         bad = set(result.counts) - {outcomes.OK}
@@ -101,11 +101,11 @@ class ReductionTestCase(base.TestCase):
         self.useFixture(fixtures.FakeLogger(level=logging.WARNING))
         placement = self.useFixture(backends.make_backend('double'))
         for name in (race.OFFLOAD_UNSHELVE, race.UNSHELVE_PERIODIC):
-            for cell in program.get_scenario(name).cells(ghost=True):
-                full = program.explore_cell(placement, cell, reduce=False,
-                                            scenario_name=name)
-                reduced = program.explore_cell(placement, cell,
-                                               scenario_name=name)
+            for cell in scenarios.get_scenario(name).cells(ghost=True):
+                full = scenarios.explore_cell(placement, cell, reduce=False,
+                                              scenario_name=name)
+                reduced = scenarios.explore_cell(placement, cell,
+                                                 scenario_name=name)
                 what = '%s %s' % (name, cell)
                 self.assertEqual(set(full.outcome_counts()),
                                  set(reduced.outcome_counts()), what)
@@ -122,7 +122,7 @@ class ReductionTestCase(base.TestCase):
         # visible, and the API client can only start after it.
         placement = self.useFixture(backends.make_backend('double'))
         for cell in program.all_cells()[:2]:
-            self.assertEqual(1, len(program.explore_cell(
+            self.assertEqual(1, len(scenarios.explore_cell(
                 placement, cell, reduce=False).runs))
 
 
@@ -147,12 +147,12 @@ class WorkersTestCase(base.TestCase):
         # larger than a subunit packet may be.
         self.useFixture(fixtures.FakeLogger(level=logging.WARNING))
         placement = self.useFixture(backends.make_backend('double'))
-        cell = [cell for cell in program.get_scenario(race.LIFECYCLE).cells()
+        cell = [cell for cell in scenarios.get_scenario(race.LIFECYCLE).cells()
                 if cell.variant == race.LEGACY][0]
-        alone = program.explore_cell(placement, cell,
-                                     scenario_name=race.LIFECYCLE)
-        together = program.explore_cell(placement, cell, workers=2,
-                                        scenario_name=race.LIFECYCLE)
+        alone = scenarios.explore_cell(placement, cell,
+                                       scenario_name=race.LIFECYCLE)
+        together = scenarios.explore_cell(placement, cell, workers=2,
+                                          scenario_name=race.LIFECYCLE)
         self.assertEqual([(run.schedule, run.outcome) for run in alone.runs],
                          [(run.schedule, run.outcome)
                           for run in together.runs])
@@ -166,7 +166,7 @@ class RandomRunsTestCase(base.TestCase):
     def test_counts_add_up_and_corrected_is_clean(self):
         placement = self.useFixture(backends.make_backend('double'))
         for cell in program.all_cells():
-            result = random_runs.run_random(placement, cell, runs=10, seed=3)
+            result = scenarios.run_random(placement, cell, runs=10, seed=3)
             self.assertEqual(10, result.runs)
             self.assertGreaterEqual(sum(result.counts.values()), 10)
             if cell.ordering == race.CORRECTED:

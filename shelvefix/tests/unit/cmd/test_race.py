@@ -15,7 +15,7 @@ import fixtures
 
 from shelvefix.backends import real
 from shelvefix.cmd import main
-from shelvefix.race import program
+from shelvefix.race import scenarios
 from shelvefix.race import variants
 from shelvefix.tests import base
 
@@ -136,7 +136,7 @@ class RaceCommandTestCase(base.TestCase):
             else:
                 counts[outcomes.OK] = runs
             return random_runs.RandomResult(cell, runs, counts, 0.1)
-        with mock.patch.object(random_runs, 'run_random', lucky):
+        with mock.patch.object(scenarios, 'run_random', lucky):
             rc, out, _err = self.run_main('race', '--random', '5',
                                           '--backend', 'double')
         self.assertEqual(0, rc)
@@ -149,7 +149,7 @@ class RaceCommandTestCase(base.TestCase):
                       '       0            0                   0\n', out)
 
     def test_unwritable_diagram_is_refused_before_exploring(self):
-        with mock.patch.object(program, 'explore_cell') as explore:
+        with mock.patch.object(scenarios, 'explore_cell') as explore:
             rc, out, err = self.run_main('race', '--backend', 'double',
                                          '--diagram', '/no/such/dir/x.md')
         self.assertEqual((2, ''), (rc, out))
@@ -257,7 +257,7 @@ class EvidenceTestCase(base.TestCase):
                 explorer.RunRecord(index, (), [], results, outcome)
                 for index, outcome in enumerate(chosen)]
             return exploration
-        return mock.patch.object(program, 'explore_cell', explore_cell)
+        return mock.patch.object(scenarios, 'explore_cell', explore_cell)
 
     def assertNoVerdict(self, why, *argv):
         rc, out, err = self.run_main('race', '--backend', 'double', *argv)
@@ -305,7 +305,7 @@ class EvidenceTestCase(base.TestCase):
 
         def empty(placement, cell, runs, **kwargs):
             return random_runs.RandomResult(cell, runs, {}, 0.1)
-        with mock.patch.object(random_runs, 'run_random', empty):
+        with mock.patch.object(scenarios, 'run_random', empty):
             rc, out, _err = self.run_main('race', '--random', '3',
                                           '--backend', 'double')
         self.assertEqual(1, rc)

@@ -34,6 +34,7 @@ from shelvefix.race import move_program
 from shelvefix.race import outcomes
 from shelvefix.race import program
 from shelvefix.race import scenario
+from shelvefix.race import scenarios
 from shelvefix.race import steps
 from shelvefix.tests import base
 from shelvefix.tests.unit.compute import test_delete
@@ -296,7 +297,7 @@ def check_clean(test, exploration):
 class ResizeDeleteProgramTestCase(base.TestCase):
 
     def test_actors(self):
-        prog = program.get_scenario(race.RESIZE_DELETE).program(
+        prog = scenarios.get_scenario(race.RESIZE_DELETE).program(
             None, program.Cell(race.CORRECTED, None))
         self.assertEqual(('compute-1', 'delete', 'compute-2', 'periodic-1'),
                          prog.actors)

@@ -30,6 +30,7 @@ from shelvefix.race import move_outcomes
 from shelvefix.race import move_program
 from shelvefix.race import outcomes
 from shelvefix.race import program
+from shelvefix.race import scenarios
 from shelvefix.race import steps
 from shelvefix.race import variants
 from shelvefix.tests import base
@@ -82,7 +83,7 @@ def cells(names=(race.RESIZE_CONFIRM, race.RESIZE_REVERT, race.EVACUATE,
     return [('%s_%s' % (name, '_'.join(p for p in cell if p)),
              {'scenario_name': name, 'cell': cell})
             for name in names
-            for cell in program.get_scenario(name).cells()
+            for cell in scenarios.get_scenario(name).cells()
             if ((name, cell.variant, cell.fault) in SLOW) == slow]
 
 
@@ -94,8 +95,8 @@ def quiet(test):
 
 def check_cell(test, placement, name, cell):
     """Explore a cell; assert it shows its expected labels and no other."""
-    exploration = program.explore_cell(placement, cell, scenario_name=name,
-                                       workers=1)
+    exploration = scenarios.explore_cell(placement, cell, scenario_name=name,
+                                         workers=1)
     test.assertTrue(exploration.complete)
     test.assertEqual(0, exploration.blocked)
     counts = exploration.outcome_counts()
@@ -135,7 +136,7 @@ class MoveScenariosTestCase(base.TestCase):
 
     def test_the_cells_are_the_programs(self):
         for name, expected in EXPECTED_BAD.items():
-            scenario = program.get_scenario(name)
+            scenario = scenarios.get_scenario(name)
             self.assertEqual(
                 [program.Cell(variant, None, fault)
                  for variant, fault in move_program.CELLS[name]],
@@ -162,8 +163,8 @@ class MoveScenariosTestCase(base.TestCase):
 
 def one_run(placement, name, cell):
     """One run of a cell (the first enabled actor at each step)."""
-    prog = program.get_scenario(name).program(placement, cell)
-    with program.closing(prog):
+    prog = scenarios.get_scenario(name).program(placement, cell)
+    with scenarios.closing(prog):
         return runner.replay(prog, ())
 
 
@@ -177,7 +178,7 @@ class MoveStepsTestCase(base.TestCase):
 
     def steps(self, name):
         run = one_run(self.placement, name,
-                      program.get_scenario(name).cells()[0])
+                      scenarios.get_scenario(name).cells()[0])
         self.assertEqual((outcomes.OK,), run.outcome)
         return [entry.step for entry in run.trace]
 
