@@ -178,6 +178,22 @@ class TwoHosts(object):
     def saved(self):
         return self.store.peek(self.instance.uuid)
 
+    def _server_on_source(self, **fields):
+        """A server on compute-1 holding its flavor there in placement.
+
+        :param fields: the instance's states (``vm_state``, ...)
+        :returns: the :class:`~shelvefix.objects.instance.Instance`
+        """
+        inst = instance_obj.Instance.create(
+            self.store, uuidutils.generate_uuid(), host=SOURCE, node=SOURCE,
+            project_id=scenario.PROJECT, user_id=scenario.USER,
+            flavor=scenario.FLAVOR, **fields)
+        self.client.claim_resources(
+            self.ctx, inst.uuid,
+            scenario.alloc_request(self.providers[SOURCE]),
+            scenario.PROJECT, scenario.USER, scenario.CLAIM_VERSION)
+        return inst
+
 
 class Cloud(TwoHosts):
     """Two compute hosts, a conductor and a scheduler around one server.
@@ -204,20 +220,15 @@ class Cloud(TwoHosts):
         self.instance = self._create_instance(start)
 
     def _create_instance(self, start):
-        uuid = uuidutils.generate_uuid()
         if start == OFFLOADED:
             return instance_obj.Instance.create(
-                self.store, uuid, vm_state=vm_states.SHELVED_OFFLOADED,
+                self.store, uuidutils.generate_uuid(),
+                vm_state=vm_states.SHELVED_OFFLOADED,
                 project_id=scenario.PROJECT, user_id=scenario.USER,
                 flavor=scenario.FLAVOR)
-        inst = instance_obj.Instance.create(
-            self.store, uuid, vm_state=vm_states.SHELVED,
-            task_state=task_states.SHELVING_OFFLOADING, host=SOURCE,
-            node=SOURCE, project_id=scenario.PROJECT, user_id=scenario.USER,
-            flavor=scenario.FLAVOR)
-        self.client.claim_resources(
-            self.ctx, uuid, scenario.alloc_request(self.providers[SOURCE]),
-            scenario.PROJECT, scenario.USER, scenario.CLAIM_VERSION)
+        inst = self._server_on_source(
+            vm_state=vm_states.SHELVED,
+            task_state=task_states.SHELVING_OFFLOADING)
         self.rts[SOURCE].update_available_resource(self.ctx, SOURCE)
         return inst
 

@@ -94,14 +94,7 @@ class MoveCloud(cloud_mod.TwoHosts):
                  'compute_nodes': {host: self.providers[host]}},
                 {'driver': self.drivers[host],
                  'compute_rpcapi': self.compute_rpcapi}))
-        self.instance = instance_obj.Instance.create(
-            self.store, uuidutils.generate_uuid(), vm_state=vm_states.ACTIVE,
-            host=SOURCE, node=SOURCE, project_id=scenario.PROJECT,
-            user_id=scenario.USER, flavor=scenario.FLAVOR)
-        self.client.claim_resources(
-            self.ctx, self.instance.uuid,
-            scenario.alloc_request(self.providers[SOURCE]), scenario.PROJECT,
-            scenario.USER, scenario.CLAIM_VERSION)
+        self.instance = self._server_on_source(vm_state=vm_states.ACTIVE)
         self.migration_uuid = uuidutils.generate_uuid()
         #: Every migration a run may record, oldest first: the start's,
         #: then a second move's (:meth:`migrate_again`).
