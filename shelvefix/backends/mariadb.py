@@ -323,27 +323,29 @@ class MariaDBServer(fixtures.Fixture):
     def kill(self, timeout=STOP_TIMEOUT):
         """SIGKILL the server, as a crash would; its data stays."""
         process, self.process = self.process, None
-        if process is not None and process.poll() is None:
+        if process is None:
+            return
+        if process.poll() is None:
             process.kill()
             process.wait(timeout=timeout)
-        if process is not None:
-            runs.forget('processes', pid=process.pid)
+        runs.forget('processes', pid=process.pid)
 
     def stop(self, timeout=STOP_TIMEOUT):
         """Stop the server: SIGTERM, then SIGKILL after ``timeout`` s."""
         process, self.process = self.process, None
-        if process is None or process.poll() is not None:
-            if process is not None:
-                runs.forget('processes', pid=process.pid)
+        if process is None:
             return
-        process.send_signal(signal.SIGTERM)
-        # A paused (SIGSTOP) server acts on its SIGTERM once continued.
-        process.send_signal(signal.SIGCONT)
-        try:
-            process.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=timeout)
+        if process.poll() is None:
+            process.send_signal(signal.SIGTERM)
+            # A paused (SIGSTOP) server acts on its SIGTERM once continued.
+            process.send_signal(signal.SIGCONT)
+            try:
+                process.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait(timeout=timeout)
+        # Unlisted only once it is gone: a wait that failed leaves it to
+        # the run's watchdog.
         runs.forget('processes', pid=process.pid)
 
 

@@ -129,7 +129,7 @@ def verdict_line(results, verdict=None):
     if bad:
         return 'Corrected order: BAD OUTCOMES FOUND: %s' % why
     return ('Corrected order: NOT SHOWN CLEAN (every cycle of every ordering '
-            'must complete): %s' % why)
+            'must complete, and a corrected one end ok): %s' % why)
 
 
 def write(args, where, results, out, figures=()):

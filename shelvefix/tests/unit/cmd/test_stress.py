@@ -113,7 +113,8 @@ class StressVerdictCommandTestCase(base.TestCase):
         self.assertNotIn('no bad outcome', out)
         self.assertEqual(
             'Corrected order: NOT SHOWN CLEAN (every cycle of every '
-            'ordering must complete): corrected/delete: 2 of 2 cycles lost '
+            'ordering must complete, and a corrected one '
+            'end ok): corrected/delete: 2 of 2 cycles lost '
             '(ValueError 2)', out.splitlines()[-1])
 
     def test_every_cycle_lost_json(self):

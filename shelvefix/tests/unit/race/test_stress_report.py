@@ -41,7 +41,8 @@ class WriteTestCase(testtools.TestCase):
         # A lost cycle is no evidence: the verdict says so, and why.
         self.assertNotIn('no bad outcome', text)
         self.assertIn('Corrected order: NOT SHOWN CLEAN (every cycle of '
-                      'every ordering must complete): corrected/delete: 1 '
+                      'every ordering must complete, and a corrected one '
+                      'end ok): corrected/delete: 1 '
                       'of 4 cycles lost (ConsumerAllocationRetrievalFailed '
                       '1)\n', text)
 
@@ -67,7 +68,8 @@ class WriteTestCase(testtools.TestCase):
             'state it left', lines)
         self.assertEqual(
             'Corrected order: NOT SHOWN CLEAN (every cycle of every '
-            'ordering must complete): corrected/delete: 6 of 6 cycles lost '
+            'ordering must complete, and a corrected one '
+            'end ok): corrected/delete: 6 of 6 cycles lost '
             '(ConsumerAllocationRetrievalFailed 3, UnexpectedTaskStateError '
             '1, ValueError 2); legacy/delete: 2 of 4 cycles lost '
             '(RuntimeError 1, TimeoutError 1)', lines[-1])
@@ -80,7 +82,8 @@ class WriteTestCase(testtools.TestCase):
                                   lost={'RuntimeError': 1})])
         self.assertEqual(
             'Corrected order: NOT SHOWN CLEAN (every cycle of every '
-            'ordering must complete): legacy/delete: 1 of 4 cycles lost '
+            'ordering must complete, and a corrected one '
+            'end ok): legacy/delete: 1 of 4 cycles lost '
             '(RuntimeError 1)', text.splitlines()[-1])
 
     def test_bad_outcomes_and_lost_cycles(self):
@@ -110,9 +113,21 @@ class WriteTestCase(testtools.TestCase):
                          '4 cycles lost (ValueError 4)',
                          text.splitlines()[-1])
 
+    def test_placement_failed_in_every_corrected_cycle(self):
+        # Every cycle completed; none ended ok: not clean, and the line
+        # says why rather than that a cycle was lost.
+        text = self.write([result(counts={outcomes.PLACEMENT_FAILED: 4},
+                                  completed=4)])
+        self.assertIn('\nCorrected order: NOT SHOWN CLEAN (every cycle of '
+                      'every ordering must complete, and a corrected one '
+                      'end ok): corrected/delete: no cycle ended ok '
+                      '(placement failed 4): nothing shows the order\n',
+                      text)
+
     def test_nothing_ran(self):
         self.assertEqual('Corrected order: NOT SHOWN CLEAN (every cycle of '
-                         'every ordering must complete): no ordering ran',
+                         'every ordering must complete, and a corrected one '
+                         'end ok): no ordering ran',
                          self.write([]).splitlines()[-1])
 
     def test_the_fault_and_the_counters_under_the_table(self):
