@@ -48,6 +48,7 @@ from shelvefix.explorer import controller as controller_mod
 from shelvefix import race
 from shelvefix.race import outcomes
 from shelvefix.race import scenarios
+from shelvefix.race import targets
 
 # A sibling of this script: its directory is first on sys.path.
 import figures
@@ -152,7 +153,7 @@ def explore_scenario(placement, name, reduce=True, workers=1):
     cells = []
     start = time.perf_counter()
     for cell in scenarios.get_scenario(name).cells():
-        cells.append((cell, scenarios.explore_cell(
+        cells.append((cell, targets.explore_cell(
             placement, cell, reduce=reduce, scenario_name=name,
             workers=workers)))
     return cells, time.perf_counter() - start

@@ -18,9 +18,10 @@ and date, so that regenerating gives the same patches.
 ``sys.path``, through ``tools/nova_functional.py --as-python``, so an
 installed nova is shadowed): the reproducer ``--repeat`` times on the
 unpatched tree (it must pass: bug shown), the lifecycle exploration of
-``shelvefix/tests/nova`` (it must find ``host lost``); then on the patched
-tree the flipped reproducer, nova's shelve unit tests, a slice of nova's
-functional shelve tests and the exploration again (no ``host lost``).
+:mod:`shelvefix.nova.program` (it must find ``host lost``); then on the
+patched tree the flipped reproducer, nova's shelve unit tests, a slice of
+nova's functional shelve tests and the exploration again (no ``host
+lost``).
 
 It needs the Python of ``tox -e nova-functional`` (nova's test
 requirements, shelvefix installed) and git; nova 34.0.0 itself is
@@ -279,8 +280,8 @@ def explore_here():
     # Thousands of runs of nova's code, which warns in many.
     logging.disable(logging.CRITICAL)
     import nova
-    from shelvefix.tests.nova import lifecycle
-    from shelvefix.tests.nova import program
+    from shelvefix.nova import lifecycle
+    from shelvefix.nova import program
     cloud = lifecycle.NovaCloud(backend='double')
     cloud.setUp()
     try:

@@ -55,8 +55,9 @@ autodoc_member_order = 'bysource'
 autodoc_inherit_docstrings = False
 # shelvefix.backends.placement_wsgi imports placement's WSGI application,
 # which builds placement (and needs its database) at import time: the page
-# documents the module, not the application object.
-autodoc_mock_imports = ['placement.wsgi.api']
+# documents the module, not the application object. The nova target's
+# modules (shelvefix.nova) import nova, which the docs do not install.
+autodoc_mock_imports = ['placement.wsgi.api', 'nova']
 
 # -- API coverage (_ext/api_coverage.py) ------------------------------------
 

@@ -1,15 +1,17 @@
 """``shelvefix race``: every interleaving of a scenario, on real code.
 
-``--scenario`` picks what runs (see :mod:`shelvefix.race.program`):
+``--scenario`` picks what runs (:mod:`shelvefix.race.scenarios`):
 ``offload-unshelve`` (the default: for each cell of ordering (corrected,
 legacy) × the way compute frees allocations (GET + PUT empty, DELETE), the
-library's compute manager and the scheduler's claim), ``unshelve-periodic``,
-``lifecycle``, the move scenarios ``resize-confirm``, ``resize-revert`` and
-``evacuate``, or ``all`` of them. The explorer runs the actors through
-every interleaving of their shared-state steps against a placement backend
-and counts outcomes. The exit status is 0 only if the corrected code shows
-no bad outcome, so the command can gate CI.
-"""
+compute manager's shelve-offload against the scheduler's claim),
+``unshelve-periodic``, ``lifecycle``, the move scenarios
+``resize-confirm``, ``resize-revert``, ``evacuate``, ``resize-delete``
+and ``resize-migrate``, or ``all`` of them; ``--target`` whose code runs
+(:mod:`shelvefix.race.targets`: the library's, or nova's through
+:mod:`shelvefix.nova`). The explorer runs the actors through every
+interleaving of their shared-state steps against a placement backend and
+counts outcomes. The exit status is 0 only if the corrected code shows no
+bad outcome, so the command can gate CI."""
 
 import json
 
@@ -26,15 +28,15 @@ DESCRIPTION = (
     'interleaving of those steps against a placement backend: one run per '
     'class of equivalent interleavings (optimal dynamic partial order '
     'reduction), or every interleaving with --no-reduce. It prints a table '
-    'of outcomes per cell (code variant, way of freeing allocations) and '
-    'the first counterexample of each bad outcome as a timeline.',
+    'of outcomes per cell and the first counterexample of each bad '
+    'outcome as a timeline.',
     'Scenarios: offload-unshelve (the default; bug 1798688), '
-    'unshelve-periodic (bugs 2025480 and 1862633), lifecycle (the whole '
-    'shelve/unshelve lifecycle on two hosts), resize-confirm (bugs 1879878 '
-    'and 1821594), resize-revert, evacuate, or all. Each runs the '
-    'corrected code and the code before each fix, or as nova still has it '
-    'where the lab found a defect (derived by rewriting the corrected '
-    'code).',
+    'unshelve-periodic (bugs 2025480 and 1862633), lifecycle, '
+    'resize-confirm (bugs 1879878 and 1821594), resize-revert, evacuate, '
+    'resize-delete, resize-migrate, or all. Each runs the corrected code '
+    'and the code before each fix, derived by rewriting the corrected '
+    'code. --target nova (or --nova PATH) runs them on nova\'s own code '
+    'instead: "corrected" is then the nova as it is.',
     'Verdict: 0 if the corrected code shows no bad outcome in any '
     'interleaving explored (or, with --random, in any run), 1 if it shows '
     'one. A clean verdict needs evidence: every cell made at least one '
@@ -51,20 +53,23 @@ def add_arguments(parser):
     parser.add_argument(
         '--scenario', choices=race.SCENARIOS + (race.ALL,),
         default=race.DEFAULT_SCENARIO,
-        help='what to explore: offload-unshelve (shelve-offload against '
-             'the unshelve claim, bug 1798688; the default), '
-             'unshelve-periodic (an unshelve against the destination\'s '
-             'update_available_resource, bugs 2025480 and 1862633), '
-             'lifecycle (offload on compute-1, unshelve to compute-2, the '
-             'periodic on both), resize-confirm (confirming a resize '
-             'against the source\'s periodic, bugs 1879878 and 1821594), '
-             'resize-revert (reverting one against the periodic on both '
-             'hosts), evacuate (an evacuation against the source starting '
-             'again and the destination\'s periodic) or all')
+        help='what to explore (default offload-unshelve; see above)')
     parser.add_argument(
-        '--backend', choices=backends.NAMES, default=backends.REAL,
+        '--target', choices=race.TARGETS,
+        help='whose code the actors run: library (shelvefix\'s own, in '
+             'nova\'s corrected order; the default) or nova (nova\'s own '
+             'compute manager, resource tracker, conductor, scheduler and '
+             'report client: the installed nova, or the one --nova names)')
+    parser.add_argument(
+        '--nova', metavar='PATH',
+        help='the nova to explore (implies --target nova): a source tree '
+             'or an unpacked sdist (a directory holding nova/__init__.py) '
+             'or a wheel, imported from there, not installed')
+    parser.add_argument(
+        '--backend', choices=backends.NAMES,
         help='placement to run against (default: real, the embedded '
-             'openstack-placement; remote needs --config-file)')
+             'openstack-placement, on the library; double on nova, whose '
+             'runs take several times longer; remote needs --config-file)')
     common.add_config_file_argument(parser)
     parser.add_argument(
         '--variant', choices=race.VARIANTS, action='append',
@@ -115,12 +120,46 @@ def _scenarios(args):
     return [scenarios.get_scenario(name) for name in names]
 
 
+def _all_cells(args, scenario):
+    """The scenario's cells on the chosen target."""
+    if args.target == race.NOVA:
+        from shelvefix import nova
+        return nova.cells(scenario)
+    return scenario.cells(ghost=args.ghost)
+
+
 def _cells(args, scenario):
     variants = args.variant or race.VARIANTS
     frees = args.free or race.FREE_METHODS
-    return [cell for cell in scenario.cells(ghost=args.ghost)
+    return [cell for cell in _all_cells(args, scenario)
             if cell.variant in variants and
             (cell.free is None or cell.free in frees)]
+
+
+def _check_target(args):
+    """``--target`` and ``--nova``: what the nova target can run."""
+    if args.nova is not None:
+        if args.target == race.LIBRARY:
+            raise common.CommandError('--nova names a nova to explore: it '
+                                      'needs --target nova, not library')
+        args.target = race.NOVA
+    args.target = args.target or race.LIBRARY
+    if args.target != race.NOVA:
+        args.backend = args.backend or backends.REAL
+        return
+    args.backend = args.backend or backends.DOUBLE
+    if args.backend not in (backends.DOUBLE, backends.REAL):
+        raise common.CommandError(
+            '--target nova runs nova\'s code on --backend double or real, '
+            'made in nova\'s own process, not on %s' % args.backend)
+    for option, given in (('--ghost', args.ghost), ('--free', args.free)):
+        if given:
+            raise common.CommandError(
+                '%s applies to the library target only: nova frees '
+                'allocations its own way' % option)
+    from shelvefix.backends import real
+    if args.backend == backends.REAL and not real.available():
+        raise common.CommandError(real.INSTALL_HINT)
 
 
 def _label(scenario, cell):
@@ -170,13 +209,14 @@ def _check_workers(args):
 def _check_variants(args):
     """Every ``--variant`` given must be one of a chosen scenario's."""
     known = set(cell.variant for scenario in _scenarios(args)
-                for cell in scenario.cells(ghost=args.ghost))
+                for cell in _all_cells(args, scenario))
     for variant in args.variant or ():
         if variant not in known:
             raise common.CommandError(
-                '--variant %s is not a variant of --scenario %s (it has: '
-                '%s)' % (variant, args.scenario, ', '.join(
-                    v for v in race.VARIANTS if v in known)))
+                '--variant %s is not a variant of --scenario %s%s (it has: '
+                '%s)' % (variant, args.scenario,
+                         ' on nova' if args.target == race.NOVA else '',
+                         ', '.join(v for v in race.VARIANTS if v in known)))
 
 
 def run(args, out, err):
@@ -185,6 +225,7 @@ def run(args, out, err):
     :raises CommandError: for what the user can fix
     """
     _check_random(args)
+    _check_target(args)
     if args.diagram:
         common.check_writable(args.diagram)
     _check_workers(args)
@@ -203,16 +244,31 @@ def run(args, out, err):
         raise common.CommandError(
             'no cell of --scenario %s matches the --variant/--ordering and '
             '--free given' % args.scenario)
+    run_lab = _run_random if args.random else _run_explore
+    if args.target == race.NOVA:
+        from shelvefix import nova
+        from shelvefix.nova import lab as nova_lab
+        try:
+            with nova_lab.NovaLab(args.nova, args.backend) as lab:
+                return run_lab(args, lab, out, err)
+        except nova.NovaUnusable as e:
+            raise common.CommandError(str(e)) from None
+    from shelvefix.race import targets
     placement = common.make_backend(args.backend, args.config_file)
     with placement:
-        if args.random:
-            return _run_random(args, placement, out, err)
-        return _run_explore(args, placement, out, err)
+        return run_lab(args, targets.LibraryLab(placement), out, err)
 
 
-def _run_explore(args, placement, out, err):
+def _on(args, lab):
+    """What the runs ran on: the backend, and nova's code if so."""
+    text = backends.DESCRIPTIONS[args.backend]
+    if args.target == race.NOVA:
+        text += "\nwith nova's code: %s" % lab.description
+    return text
+
+
+def _run_explore(args, lab, out, err):
     from shelvefix.race import report
-    from shelvefix.race import scenarios
     done = []
     for scenario in _scenarios(args):
         if not _cells(args, scenario):
@@ -220,25 +276,23 @@ def _run_explore(args, placement, out, err):
         if not args.json:
             # The heading now, so that a reader sees what is running.
             out.write('%sshelvefix race: %s\non %s\n\n' % (
-                '\n' if done else '', scenario.title,
-                backends.DESCRIPTIONS[args.backend]))
+                '\n' if done else '', scenario.title, _on(args, lab)))
         results = []
         for cell in _cells(args, scenario):
             progress = common.Progress(err, _label(scenario, cell),
                                        force=args.progress)
-            exploration = scenarios.explore_cell(
-                placement, cell, reduce=not args.no_reduce,
-                progress=progress, scenario_name=scenario.name,
-                workers=args.workers)
+            results.append(lab.explore(scenario, cell,
+                                       reduce=not args.no_reduce,
+                                       progress=progress,
+                                       workers=args.workers))
             progress.finish()
-            results.append(report.summarise(cell, exploration))
         done.append((scenario, results))
         if not args.json:
             _print_exploration(args, scenario, results, out)
     if args.diagram:
         with open(args.diagram, 'w') as f:
             f.write(''.join(
-                report.diagrams(results, _actors(scenario, results),
+                report.diagrams(results, scenario.actor_names,
                                 heading='# shelvefix race --scenario %s: '
                                         'first counterexamples'
                                         % scenario.name)
@@ -252,7 +306,7 @@ def _run_explore(args, placement, out, err):
                      corrected_is_clean=report.corrected_is_clean(results),
                      unearned=report.unearned(results))
                 for scenario, results in done]
-        _write_json(out, data, backend=args.backend,
+        _write_json(out, data, lab, backend=args.backend,
                     reduced=not args.no_reduce, corrected_is_clean=clean,
                     workers=args.workers)
         if why:
@@ -262,8 +316,9 @@ def _run_explore(args, placement, out, err):
     return 0 if clean and not why else 1
 
 
-def _write_json(out, data, **document):
+def _write_json(out, data, lab, **document):
     """Write the JSON document: one scenario's fields inline, or a list."""
+    document['target'] = lab.description
     if len(data) == 1:
         document.update(data[0])
     else:
@@ -272,57 +327,17 @@ def _write_json(out, data, **document):
     out.write('\n')
 
 
-def _actors(scenario, results):
-    """The actors of a scenario's runs, in their order."""
-    for result in results:
-        for run in result.first.values():
-            return tuple(run.results)
-    return ('compute', 'scheduler')
-
-
 def _print_exploration(args, scenario, results, out):
     from shelvefix.race import report
-    out.write(report.table(results, variant_column=scenario.first_column,
-                           always=scenario.symptoms) +
-              '\n\n')
-    seconds = sum(r.elapsed for r in results)
-    runs = sum(r.runs for r in results)
-    if args.no_reduce:
-        out.write('Every interleaving explored: %d runs in %.2f s.\n\n'
-                  % (runs, seconds))
-    else:
-        out.write(report.reduction_text(results) + '\n\n')
-    actors = _actors(scenario, results)
-    for result in results:
-        for labels, run in report.first_counterexamples(result):
-            out.write('First counterexample: %s: %s\n'
-                      % (report.cell_text(result.cell), ', '.join(labels)))
-            out.write(report.timeline(run, actors) + '\n\n')
-    out.write(_verdict_line(scenario, results, 'in any interleaving'))
+    corrected = ("nova's code as it is" if args.target == race.NOVA
+                 else None)
+    out.write(report.exploration_text(scenario, results, args.no_reduce,
+                                      corrected))
 
 
-def _verdict_line(scenario, results, where):
-    """What the corrected code showed, or that it did not run."""
-    from shelvefix.race import report
-    what = ('Corrected order' if scenario.name == race.OFFLOAD_UNSHELVE
-            else 'Corrected code')
-    ran = any(r.cell.variant == race.CORRECTED for r in results)
-    why = report.unearned(results)
-    if ran and not report.corrected_is_clean(results):
-        return '%s: BAD OUTCOMES FOUND\n' % what
-    if why:
-        return '%s: no verdict, the runs do not show it: %s\n' % (what, why)
-    if not ran:
-        return ('%s: not run (only --variant %s chosen), so no verdict on '
-                'it\n' % (what, ', '.join(sorted(
-                    set(r.cell.variant for r in results)))))
-    return '%s: no bad outcome %s\n' % (what, where)
-
-
-def _run_random(args, placement, out, err):
+def _run_random(args, lab, out, err):
     from shelvefix.race import outcomes
     from shelvefix.race import report
-    from shelvefix.race import scenarios
     done = []
     index = 0
     for scenario in _scenarios(args):
@@ -331,9 +346,9 @@ def _run_random(args, placement, out, err):
             progress = common.Progress(err, _label(scenario, cell),
                                        total=args.random,
                                        force=args.progress, unit='runs')
-            results.append(scenarios.run_random(
-                placement, cell, args.random, seed=args.seed + index,
-                progress=progress, scenario_name=scenario.name))
+            results.append(lab.random(scenario, cell, args.random,
+                                      seed=args.seed + index,
+                                      progress=progress))
             progress.finish()
             index += 1
         if results:
@@ -354,15 +369,14 @@ def _run_random(args, placement, out, err):
                             'elapsed_s': round(r.elapsed, 3)}
                            for r in results]}
                 for scenario, results in done]
-        _write_json(out, data, backend=args.backend, random=args.random,
-                    seed=args.seed, unearned=why)
+        _write_json(out, data, lab, backend=args.backend,
+                    random=args.random, seed=args.seed, unearned=why)
         if why:
             err.write('shelvefix race: no verdict: %s\n' % why)
     else:
         out.write('shelvefix race --random %d --seed %d: uncontrolled runs '
                   'with real threads\non %s\n\n'
-                  % (args.random, args.seed,
-                     backends.DESCRIPTIONS[args.backend]))
+                  % (args.random, args.seed, _on(args, lab)))
         for scenario, cells in summaries:
             if len(done) > 1 or scenario.name != race.DEFAULT_SCENARIO:
                 out.write('%s:\n' % scenario.title)

@@ -18,10 +18,57 @@ def _rebuild_exception(cls, args, state):
     return exc
 
 
+class ForeignError(Exception):
+    """An exception of a module the receiving process does not import.
+
+    It keeps the original's class name (``type(error).__name__``), module
+    and text (``str(error)``), which is what reports read.
+    """
+
+    def __init__(self, text):
+        super(ForeignError, self).__init__(text)
+        self.text = text
+
+    def __str__(self):
+        return self.text
+
+
+_FOREIGN_CLASSES = {}
+
+
+def _foreign_error(module, name, text):
+    cls = _FOREIGN_CLASSES.get((module, name))
+    if cls is None:
+        cls = type(name, (ForeignError,), {'__module__': module})
+        _FOREIGN_CLASSES[(module, name)] = cls
+    return cls(text)
+
+
 class _Pickler(pickle.Pickler):
-    """Pickles exceptions without relying on their constructors."""
+    """Pickles exceptions without relying on their constructors.
+
+    :param foreign: module names (prefixes) whose objects the receiver
+        cannot import: their exceptions become :class:`ForeignError`
+        subclasses of the same name, anything else of theirs its ``repr``
+    """
+
+    def __init__(self, file, protocol=None, foreign=()):
+        super(_Pickler, self).__init__(file, protocol=protocol)
+        self.foreign = tuple(foreign)
+
+    def _is_foreign(self, obj):
+        owner = obj if isinstance(obj, type) else type(obj)
+        module = getattr(owner, '__module__', None) or ''
+        return any(module == name or module.startswith(name + '.')
+                   for name in self.foreign)
 
     def reducer_override(self, obj):
+        if self.foreign and self._is_foreign(obj):
+            cls = type(obj)
+            if isinstance(obj, BaseException):
+                return _foreign_error, (cls.__module__, cls.__name__,
+                                        str(obj))
+            return str, (repr(obj),)
         if isinstance(obj, BaseException):
             state = {}
             for key, value in getattr(obj, '__dict__', {}).items():
@@ -34,10 +81,14 @@ class _Pickler(pickle.Pickler):
         return NotImplemented
 
 
-def dumps(value):
-    """Pickle ``value``, exceptions without their constructors."""
+def dumps(value, foreign=()):
+    """Pickle ``value``, exceptions without their constructors.
+
+    :param foreign: see :class:`_Pickler`
+    """
     buffer = io.BytesIO()
-    _Pickler(buffer, protocol=pickle.HIGHEST_PROTOCOL).dump(value)
+    _Pickler(buffer, protocol=pickle.HIGHEST_PROTOCOL,
+             foreign=foreign).dump(value)
     return buffer.getvalue()
 
 

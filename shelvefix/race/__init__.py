@@ -19,8 +19,10 @@
   :mod:`~shelvefix.explorer`, the run of a two-host cloud written once
   (``CloudProgram``), and uncontrolled random runs
   (:mod:`~shelvefix.race.move_program` for the move scenarios);
-* :mod:`~shelvefix.race.scenarios` - every scenario, once: its table, its
-  cells, the program of a cell; a cell explored or run at random;
+* :mod:`~shelvefix.race.scenarios` - every scenario, once: its actors,
+  start, cells and symptoms; a cell's program explored or run at random;
+* :mod:`~shelvefix.race.targets` - whose code the actors run: the
+  library's, or nova's (:mod:`shelvefix.nova`);
 * :mod:`~shelvefix.race.report` - tables, timelines, Mermaid and JSON;
 * :mod:`~shelvefix.race.stress` - K servers x M cycles under real
   concurrency;
@@ -46,6 +48,11 @@ NOVA_EVACUATE = 'nova-evacuate'
 ORDERINGS = (CORRECTED, LEGACY)
 VARIANTS = (CORRECTED, LEGACY, PRE_2025480, PRE_1862633, PRE_1879878,
             PRE_1821594, NOVA_REVERT, NOVA_EVACUATE)
+
+# The targets (see race.targets): whose code the actors run.
+LIBRARY = 'library'
+NOVA = 'nova'
+TARGETS = (LIBRARY, NOVA)
 
 # The scenarios (see race.scenarios).
 OFFLOAD_UNSHELVE = 'offload-unshelve'

@@ -37,6 +37,7 @@ from shelvefix import context
 from shelvefix.objects import instance as instance_obj
 from shelvefix.race import client
 from shelvefix.race import scenario
+from shelvefix.race import scenarios
 from shelvefix.race import steps
 from shelvefix import rpc
 from shelvefix.scheduler import host_manager
@@ -44,12 +45,12 @@ from shelvefix.scheduler import manager as scheduler_mod
 from shelvefix.scheduler import request_spec
 from shelvefix import utils
 
-SOURCE = 'compute-1'
-DESTINATION = 'compute-2'
-HOSTS = (SOURCE, DESTINATION)
+SOURCE = scenarios.SOURCE
+DESTINATION = scenarios.DESTINATION
+HOSTS = scenarios.HOSTS
 
-ON_SOURCE = 'on-source'
-OFFLOADED = 'offloaded'
+ON_SOURCE = scenarios.ON_SOURCE
+OFFLOADED = scenarios.OFFLOADED
 
 
 def create_providers(placement):

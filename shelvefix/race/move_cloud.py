@@ -43,6 +43,7 @@ from shelvefix.objects import migration as migration_obj
 from shelvefix.race import client
 from shelvefix.race import cloud as cloud_mod
 from shelvefix.race import scenario
+from shelvefix.race import scenarios
 from shelvefix.scheduler.client import report
 from shelvefix.scheduler import request_spec
 
@@ -50,8 +51,8 @@ SOURCE = cloud_mod.SOURCE
 DESTINATION = cloud_mod.DESTINATION
 HOSTS = cloud_mod.HOSTS
 
-RESIZED = 'resized'
-EVACUATING = 'evacuating'
+RESIZED = scenarios.RESIZED
+EVACUATING = scenarios.EVACUATING
 
 
 def create_providers(placement, enabled=False):

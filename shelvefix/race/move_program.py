@@ -63,40 +63,6 @@ from shelvefix.race import variants
 SOURCE = move_cloud.SOURCE
 DESTINATION = move_cloud.DESTINATION
 
-#: The actors of each scenario, and the host each runs on.
-ACTORS = {
-    race.RESIZE_CONFIRM: (('compute-1', SOURCE), ('periodic-1', SOURCE)),
-    race.RESIZE_REVERT: (('compute-2', DESTINATION),
-                         ('compute-1', SOURCE), ('periodic-1', SOURCE),
-                         ('periodic-2', DESTINATION)),
-    race.EVACUATE: (('conductor', None), ('compute-2', DESTINATION),
-                    ('compute-1', SOURCE), ('periodic-2', DESTINATION)),
-    race.RESIZE_DELETE: (('compute-1', SOURCE), ('delete', SOURCE),
-                         ('compute-2', DESTINATION),
-                         ('periodic-1', SOURCE)),
-    race.RESIZE_MIGRATE: (('compute-1', SOURCE), ('migrate', None),
-                          ('compute-1-prep', SOURCE),
-                          ('periodic-1', SOURCE)),
-}
-
-#: The cells of each scenario: (variant, fault).
-CELLS = {
-    race.RESIZE_CONFIRM: [(race.CORRECTED, None),
-                          (race.CORRECTED, race.CONFIRM_FAILS),
-                          (race.PRE_1879878, None),
-                          (race.PRE_1821594, race.CONFIRM_FAILS)],
-    race.RESIZE_REVERT: [(race.CORRECTED, None), (race.NOVA_REVERT, None)],
-    race.EVACUATE: [(race.CORRECTED, None),
-                    (race.CORRECTED, race.REBUILD_FAILS),
-                    (race.NOVA_EVACUATE, None)],
-    race.RESIZE_DELETE: [(race.CORRECTED, None),
-                         (race.CORRECTED, race.CONFIRM_FAILS)],
-    race.RESIZE_MIGRATE: [(race.CORRECTED, None),
-                          (race.CORRECTED, race.CONFIRM_FAILS),
-                          (race.PRE_1879878, None),
-                          (race.PRE_1821594, race.CONFIRM_FAILS)],
-}
-
 #: What each fault makes a host's virt driver fail.
 FAILING = {race.CONFIRM_FAILS: {SOURCE: ('confirm_migration',)},
            race.REBUILD_FAILS: {DESTINATION: ('rebuild',)}}
@@ -109,18 +75,13 @@ def _no_wait(seconds):
 class MoveRaceProgram(program.CloudProgram):
     """One cell of a move scenario.
 
-    :param placement: a set-up placement fixture, shared by all runs
-    :param cell: the :class:`~shelvefix.race.program.Cell` (variant,
-        fault)
-    :param name: the scenario, one of :data:`ACTORS`
+    See :class:`~shelvefix.race.program.CloudProgram` for the
+    parameters.
     """
 
-    def __init__(self, placement, cell, name):
-        self.placement = placement
-        self.cell = cell
-        self.name = name
-        self.providers = None
-        self.actors = tuple(actor for actor, _host in ACTORS[name])
+    def __init__(self, placement, cell, scenario):
+        super(MoveRaceProgram, self).__init__(placement, cell, scenario)
+        self.name = scenario.name
         self.injected = ((collaborators.DriverFailed,)
                          if cell.fault in FAILING else ())
 
@@ -133,8 +94,7 @@ class MoveRaceProgram(program.CloudProgram):
         # make the run slower.
         return move_cloud.MoveCloud(
             self.placement, self.providers,
-            start=(move_cloud.EVACUATING if self.name == race.EVACUATE
-                   else move_cloud.RESIZED),
+            start=self.scenario.start,
             manager_cls=code.manager_cls, tracker_cls=code.tracker_cls,
             failing=FAILING.get(self.cell.fault),
             sleep=_no_wait if explored else None)
@@ -151,9 +111,6 @@ class MoveRaceProgram(program.CloudProgram):
         return {consumer: set(cloud.held(consumer))
                 for consumer in [cloud.instance.uuid] +
                 cloud.migration_uuids}
-
-    def _actor_hosts(self):
-        return [host for _actor, host in ACTORS[self.name]]
 
     def _actors(self, cloud, timeout=60.0, poll_interval=None, done=None):
         # No actor of a move polls: poll_interval is the base's signature.

@@ -24,7 +24,6 @@ read from the end state (:mod:`shelvefix.race.outcomes`).
     and each pre-fix variant with the fault that shows its bug.
 """
 
-import collections
 import threading
 
 from shelvefix import context
@@ -35,49 +34,9 @@ from shelvefix.race import cloud as cloud_mod
 from shelvefix.race import outcomes
 from shelvefix.race import random_runs
 from shelvefix.race import scenario
+from shelvefix.race import scenarios
 from shelvefix.race import steps
 from shelvefix.race import variants
-
-
-class Cell(collections.namedtuple('Cell', ['variant', 'free', 'fault'],
-                                  defaults=(None,))):
-    """One cell of a scenario's matrix: code variant, way of freeing, fault.
-
-    ``free`` is None where the scenario does not vary it (DELETE, nova's
-    way since Ussuri). ``fault`` is None, :data:`GHOST` (placement's
-    DELETE commits only its first step: the allocations go, the consumer
-    record stays, and it answers 500) or :data:`PORT_BINDING`
-    (compute-2's network set-up raises ``PortBindingFailed``), in every run
-    of the cell.
-    """
-
-    __slots__ = ()
-
-    @property
-    def ordering(self):
-        """The variant, under the name the offload-unshelve table uses."""
-        return self.variant
-
-
-GHOST = race.GHOST
-PORT_BINDING = race.PORT_BINDING
-
-#: The host each actor of the cloud scenarios runs on.
-HOST_OF_ACTOR = {'compute-1': cloud_mod.SOURCE,
-                 'periodic-1': cloud_mod.SOURCE,
-                 'compute-2': cloud_mod.DESTINATION,
-                 'periodic-2': cloud_mod.DESTINATION}
-
-
-def all_cells(ghost=False):
-    """The offload-unshelve matrix, corrected order first.
-
-    :param ghost: also the cells freeing with a DELETE that leaves a ghost
-    """
-    cells = [Cell(o, f) for o in race.ORDERINGS for f in race.FREE_METHODS]
-    if ghost:
-        cells += [Cell(o, race.DELETE, GHOST) for o in race.ORDERINGS]
-    return cells
 
 
 def _names(instance_uuid, src, dst):
@@ -113,15 +72,17 @@ class ShelveRaceProgram(_Program):
     """One offload-unshelve cell as an explorer program.
 
     :param placement: a set-up placement fixture, shared by all runs
-    :param cell: the :class:`Cell` (ordering, way of freeing)
+    :param cell: the :class:`~shelvefix.race.scenarios.Cell` (ordering,
+        way of freeing, fault)
+    :param scenario: the offload-unshelve
+        :class:`~shelvefix.race.scenarios.Scenario`
     """
 
-    actors = ('compute', 'scheduler')
-
-    def __init__(self, placement, cell):
+    def __init__(self, placement, cell, scenario):
         self.placement = placement
         self.cell = cell
         self.providers = None
+        self.actors = scenario.actor_names
 
     def _scenario(self):
         # The providers are made once per program and reused by every run
@@ -134,7 +95,7 @@ class ShelveRaceProgram(_Program):
             placement=self.placement, shared=True,
             providers=self.providers)
         scn.setUp()
-        if self.cell.fault == GHOST:
+        if self.cell.fault == race.GHOST:
             self.placement.fail_consumer_cleanup()
         return scn
 
@@ -144,7 +105,7 @@ class ShelveRaceProgram(_Program):
             self.placement.clear_faults()
             return outcomes.classify(scn, results)
         finally:
-            if self.cell.fault == GHOST:
+            if self.cell.fault == race.GHOST:
                 scn.remove_ghost()
             scn.cleanUp()
 
@@ -156,7 +117,7 @@ class ShelveRaceProgram(_Program):
         def scheduler():
             return scn.api_unshelve(timeout=timeout,
                                     poll_interval=poll_interval)
-        return [('compute', compute), ('scheduler', scheduler)]
+        return list(zip(self.actors, (compute, scheduler)))
 
     def __call__(self, controller):
         scn = self._scenario()
@@ -191,11 +152,22 @@ class CloudProgram(_Program):
     state and remove what the run made (:meth:`_finish`). A subclass
     supplies those parts.
 
+    :param placement: a set-up placement fixture, shared by all runs
+    :param cell: the :class:`~shelvefix.race.scenarios.Cell`
+    :param scenario: the :class:`~shelvefix.race.scenarios.Scenario`,
+        which names the actors and the host each runs on
     :ivar actors: the actors' names, in the order the explorer lists them
     """
 
     #: The label of an actor's wait on the store (in the run's steps).
     wait_label = 'wait'
+
+    def __init__(self, placement, cell, scenario):
+        self.placement = placement
+        self.cell = cell
+        self.scenario = scenario
+        self.providers = None
+        self.actors = scenario.actor_names
 
     def _cloud(self, explored):
         """The run's cloud; ``explored`` when the explorer orders it."""
@@ -212,7 +184,7 @@ class CloudProgram(_Program):
 
     def _actor_hosts(self):
         """The host each actor runs on (None: none), in actor order."""
-        raise NotImplementedError()
+        return [host for _name, host in self.scenario.actors]
 
     def _actors(self, cloud, timeout=60.0, poll_interval=0.001, done=None):
         """``(name, callable)`` of each actor.
@@ -256,24 +228,17 @@ def finished(done, name):
 class CloudRaceProgram(CloudProgram):
     """One cell of ``unshelve-periodic`` or ``lifecycle``.
 
-    :param placement: a set-up placement fixture, shared by all runs
-    :param cell: the :class:`Cell` (variant, fault)
-    :param lifecycle: True for the lifecycle (the server starts on
-        compute-1, which offloads it), False for unshelve-periodic (it
-        starts offloaded)
+    The server starts where the scenario says: on compute-1, which
+    offloads it (the lifecycle), or offloaded (unshelve-periodic).
     """
 
     wait_label = 'wait for SHELVED_OFFLOADED'
 
-    def __init__(self, placement, cell, lifecycle):
-        self.placement = placement
-        self.cell = cell
-        self.lifecycle = lifecycle
-        self.providers = None
-        self.actors = (('compute-1', 'periodic-1') if lifecycle else ()) + (
-            'conductor', 'compute-2', 'periodic-2')
+    def __init__(self, placement, cell, scenario):
+        super(CloudRaceProgram, self).__init__(placement, cell, scenario)
+        self.lifecycle = scenario.start == scenarios.ON_SOURCE
         self.injected = ((exception.PortBindingFailed,)
-                         if cell.fault == PORT_BINDING else ())
+                         if cell.fault == race.PORT_BINDING else ())
 
     def _cloud(self, explored):
         if self.providers is None:
@@ -281,17 +246,13 @@ class CloudRaceProgram(CloudProgram):
         code = variants.code(self.cell.variant)
         return cloud_mod.Cloud(
             self.placement, self.providers,
-            start=cloud_mod.ON_SOURCE if self.lifecycle
-            else cloud_mod.OFFLOADED,
+            start=self.scenario.start,
             manager_cls=code.manager_cls, tracker_cls=code.tracker_cls,
-            binding_fails=self.cell.fault == PORT_BINDING)
+            binding_fails=self.cell.fault == race.PORT_BINDING)
 
     def _holdings(self, cloud):
         return {cloud.instance.uuid: {self.providers[0]}} if (
             self.lifecycle) else {}
-
-    def _actor_hosts(self):
-        return [HOST_OF_ACTOR.get(name) for name in self.actors]
 
     def _actors(self, cloud, timeout=60.0, poll_interval=0.001, done=None):
         done = done or {}

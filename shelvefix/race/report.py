@@ -331,3 +331,49 @@ def unearned_scenarios(done):
         if why:
             return '%s: %s' % (scenario.name, why)
     return None
+
+
+def exploration_text(scenario, results, every=False, corrected=None):
+    """A scenario's explored cells as the race command prints them.
+
+    The table, how many runs, the first counterexample of each bad
+    outcome as a timeline, and the verdict line on the corrected code.
+
+    :param every: the search was not reduced (``--no-reduce``)
+    :param corrected: what the corrected code is called in the verdict
+        (default: the corrected order, or code, of the library)
+    """
+    parts = [table(results, variant_column=scenario.first_column,
+                   always=scenario.symptoms) + '\n\n']
+    if every:
+        parts.append('Every interleaving explored: %d runs in %.2f s.\n\n'
+                     % (sum(r.runs for r in results),
+                        sum(r.elapsed for r in results)))
+    else:
+        parts.append(reduction_text(results) + '\n\n')
+    for result in results:
+        for labels, run in first_counterexamples(result):
+            parts.append('First counterexample: %s: %s\n%s\n\n'
+                         % (cell_text(result.cell), ', '.join(labels),
+                            timeline(run, scenario.actor_names)))
+    parts.append(verdict_line(scenario, results, corrected))
+    return ''.join(parts)
+
+
+def verdict_line(scenario, results, corrected=None):
+    """What the corrected code showed in any interleaving, or why not."""
+    what = corrected or ('Corrected order'
+                         if scenario.name == race.OFFLOAD_UNSHELVE
+                         else 'Corrected code')
+    what = what[0].upper() + what[1:]
+    ran = any(r.cell.variant == race.CORRECTED for r in results)
+    why = unearned(results)
+    if ran and not corrected_is_clean(results):
+        return '%s: BAD OUTCOMES FOUND\n' % what
+    if why:
+        return '%s: no verdict, the runs do not show it: %s\n' % (what, why)
+    if not ran:
+        return ('%s: not run (only --variant %s chosen), so no verdict on '
+                'it\n' % (what, ', '.join(sorted(
+                    set(r.cell.variant for r in results)))))
+    return '%s: no bad outcome in any interleaving\n' % what

@@ -1,12 +1,27 @@
-"""The race lab's scenarios, each written once, and how a cell of one runs.
+"""The race lab's scenarios, each written once, for every target.
 
-A :class:`Scenario` names its table, its cells (code variant, way of
-freeing, fault) and the symptoms its table always shows, and makes the
-program of a cell (:mod:`shelvefix.race.program` for the shelve
-scenarios, :mod:`shelvefix.race.move_program` for the moves). This module
-is the one that knows them all: :func:`explore_cell` runs a cell through
-every interleaving, :func:`run_random` with real threads. The programs'
-modules do not import it, so that the lab has no import circle.
+A :class:`Scenario` is a declaration, in nova's terms: its actors and the
+host each runs for, where the server starts, its cells (code variant, way
+of freeing, fault) and the symptoms its table always shows. It holds no
+code: a *target* (:mod:`shelvefix.race.targets` for the library,
+:mod:`shelvefix.nova` for a nova tree) supplies the program that runs a
+cell, and :func:`explore` or :func:`run_random` runs that program. This
+module imports neither target, so that a process running nova's code
+never loads the library's configuration (see :mod:`shelvefix.nova`).
+
+The actors:
+
+``compute-1``, ``compute-2``
+    the operation's steps on that host's compute service (in
+    ``offload-unshelve``, ``compute`` is compute-1's shelve-offload);
+``periodic-1``, ``periodic-2``
+    that host's ``update_available_resource``;
+``conductor``
+    the API, the conductor and the scheduler (in ``offload-unshelve``,
+    ``scheduler``: the API's unshelve and the scheduler's claim);
+``delete``, ``migrate``, ``compute-1-prep``
+    another client deleting or migrating the server, and compute-1
+    serving the second migration's ``prep_resize``.
 """
 
 import collections
@@ -16,92 +31,165 @@ import time
 
 from shelvefix import explorer
 from shelvefix import race
-from shelvefix.race import move_program
 from shelvefix.race import outcomes
-from shelvefix.race import program
 from shelvefix.race import random_runs
 
+SOURCE = 'compute-1'
+DESTINATION = 'compute-2'
+HOSTS = (SOURCE, DESTINATION)
 
-class Scenario(collections.namedtuple(
-        'Scenario', ['name', 'title', 'first_column', 'cells', 'program',
-                     'symptoms'], defaults=((outcomes.OK,),))):
-    """A scenario of the race lab.
+#: Where a scenario's server starts.
+ON_SOURCE = 'on-source'
+OFFLOADED = 'offloaded'
+RESIZED = 'resized'
+EVACUATING = 'evacuating'
 
-    ``title`` heads its table, ``first_column`` names the table's first
-    column, ``cells(ghost)`` lists its matrix and ``program(placement,
-    cell)`` makes the explorer program of one cell. ``symptoms`` are the
-    outcomes its table always has a column for (with ``ok``): what its
-    bugs show, so that a table of random runs has the same columns
-    whichever runs happened to show them.
+
+class Cell(collections.namedtuple('Cell', ['variant', 'free', 'fault'],
+                                  defaults=(None,))):
+    """One cell of a scenario's matrix: code variant, way of freeing, fault.
+
+    ``free`` is None where the scenario does not vary it (DELETE, nova's
+    way since Ussuri). ``fault`` is None or one of the faults of
+    :mod:`shelvefix.race` (``ghost``, ``port-binding``,
+    ``confirm-fails``, ``rebuild-fails``), in every run of the cell.
     """
 
     __slots__ = ()
 
-
-def _cloud_scenario(name, title, lifecycle, variant_faults, symptoms):
-    """A scenario of :class:`~.program.CloudRaceProgram` cells."""
-    return Scenario(
-        name, title, 'variant',
-        lambda ghost=False: [program.Cell(variant, None, fault)
-                             for variant, fault in variant_faults],
-        lambda placement, cell: program.CloudRaceProgram(
-            placement, cell, lifecycle=lifecycle),
-        (outcomes.OK,) + symptoms)
+    @property
+    def ordering(self):
+        """The variant, under the name the offload-unshelve table uses."""
+        return self.variant
 
 
-def _move_scenario(name, title):
-    """A scenario of :class:`~.move_program.MoveRaceProgram` cells."""
-    return Scenario(
-        name, title, 'variant',
-        lambda ghost=False: [program.Cell(variant, None, fault)
-                             for variant, fault in move_program.CELLS[name]],
-        lambda placement, cell: move_program.MoveRaceProgram(placement, cell,
-                                                             name))
+class Scenario(collections.namedtuple(
+        'Scenario', ['name', 'title', 'first_column', 'actors', 'start',
+                     'variant_faults', 'symptoms'])):
+    """A scenario of the race lab.
 
+    ``title`` heads its table and ``first_column`` names the table's first
+    column. ``actors`` are ``(name, host)`` pairs in the order the
+    explorer lists them, ``host`` the compute host whose service (and
+    locks) the actor runs for, or None for the API and conductor.
+    ``start`` is where the server starts (:data:`ON_SOURCE`,
+    :data:`OFFLOADED`, :data:`RESIZED`, :data:`EVACUATING`).
+    ``variant_faults`` lists the cells' ``(variant, fault)``; in
+    ``offload-unshelve`` each is crossed with the ways of freeing.
+    ``symptoms`` are the outcomes its table always has a column for (with
+    ``ok``): what its bugs show, so that a table of random runs has the
+    same columns whichever runs happened to show them.
+    """
+
+    __slots__ = ()
+
+    @property
+    def actor_names(self):
+        """The actors' names, in order."""
+        return tuple(name for name, _host in self.actors)
+
+    def cells(self, ghost=False):
+        """The scenario's matrix on the library.
+
+        :param ghost: also the offload-unshelve cells freeing with a
+            DELETE that leaves a ghost consumer
+        """
+        if self.name != race.OFFLOAD_UNSHELVE:
+            return [Cell(variant, None, fault)
+                    for variant, fault in self.variant_faults]
+        cells = [Cell(variant, free) for variant, _fault in
+                 self.variant_faults for free in race.FREE_METHODS]
+        if ghost:
+            cells += [Cell(variant, race.DELETE, race.GHOST)
+                      for variant, _fault in self.variant_faults]
+        return cells
+
+
+def _cells(*pairs):
+    return tuple(pair if isinstance(pair, tuple) else (pair, None)
+                 for pair in pairs)
+
+
+_UNSHELVE = (('conductor', None), ('compute-2', DESTINATION),
+             ('periodic-2', DESTINATION))
+_MOVE_SYMPTOMS = (outcomes.OK,)
 
 SCENARIOS = collections.OrderedDict((s.name, s) for s in [
     Scenario(race.OFFLOAD_UNSHELVE,
              'shelve-offload (compute) against unshelve (API + scheduler)',
-             'ordering', program.all_cells,
-             program.ShelveRaceProgram,
+             'ordering', (('compute', SOURCE), ('scheduler', None)),
+             ON_SOURCE, _cells(race.CORRECTED, race.LEGACY),
              (outcomes.OK, outcomes.SCHEDULER_409, outcomes.COMPUTE_409,
               outcomes.CLAIM_WIPED, outcomes.LEAKED)),
-    _cloud_scenario(race.UNSHELVE_PERIODIC,
-                    'unshelve (API + conductor + scheduler, compute-2) '
-                    "against compute-2's update_available_resource",
-                    False,
-                    [(race.CORRECTED, None),
-                     (race.CORRECTED, race.PORT_BINDING),
-                     (race.PRE_2025480, None),
-                     (race.PRE_2025480, race.PORT_BINDING),
-                     (race.PRE_1862633, None),
-                     (race.PRE_1862633, race.PORT_BINDING)],
-                    (outcomes.LEAKED, outcomes.USAGE_UNTRACKED)),
-    _cloud_scenario(race.LIFECYCLE,
-                    'shelve-offload on compute-1, unshelve to compute-2, '
-                    'the periodic audit on both hosts',
-                    True,
-                    [(race.CORRECTED, None),
-                     (race.CORRECTED, race.PORT_BINDING),
-                     (race.LEGACY, None), (race.PRE_2025480, None),
-                     (race.PRE_1862633, race.PORT_BINDING)],
-                    (outcomes.SCHEDULER_409, outcomes.CLAIM_WIPED,
-                     outcomes.LEAKED, outcomes.USAGE_UNTRACKED)),
-    _move_scenario(race.RESIZE_CONFIRM,
-                   "confirm a resize (compute-1) against compute-1's "
-                   'update_available_resource'),
-    _move_scenario(race.RESIZE_REVERT,
-                   'revert a resize (compute-2, then compute-1) against '
-                   'the periodic audit on both hosts'),
-    _move_scenario(race.EVACUATE,
-                   "evacuate to compute-2 against compute-1's service "
-                   "starting again and compute-2's periodic audit"),
-    _move_scenario(race.RESIZE_DELETE,
-                   'delete a resized server (API, compute-2) while its '
-                   "resize is confirmed (compute-1), compute-1's audit"),
-    _move_scenario(race.RESIZE_MIGRATE,
-                   'migrate a resized server back to compute-1 as soon as '
-                   "its resize is confirmed there, compute-1's audit"),
+    Scenario(race.UNSHELVE_PERIODIC,
+             'unshelve (API + conductor + scheduler, compute-2) against '
+             "compute-2's update_available_resource",
+             'variant', _UNSHELVE, OFFLOADED,
+             _cells(race.CORRECTED, (race.CORRECTED, race.PORT_BINDING),
+                    race.PRE_2025480, (race.PRE_2025480, race.PORT_BINDING),
+                    race.PRE_1862633,
+                    (race.PRE_1862633, race.PORT_BINDING)),
+             (outcomes.OK, outcomes.LEAKED, outcomes.USAGE_UNTRACKED)),
+    Scenario(race.LIFECYCLE,
+             'shelve-offload on compute-1, unshelve to compute-2, the '
+             'periodic audit on both hosts',
+             'variant',
+             (('compute-1', SOURCE), ('periodic-1', SOURCE)) + _UNSHELVE,
+             ON_SOURCE,
+             _cells(race.CORRECTED, (race.CORRECTED, race.PORT_BINDING),
+                    race.LEGACY, race.PRE_2025480,
+                    (race.PRE_1862633, race.PORT_BINDING)),
+             (outcomes.OK, outcomes.SCHEDULER_409, outcomes.CLAIM_WIPED,
+              outcomes.LEAKED, outcomes.USAGE_UNTRACKED)),
+    Scenario(race.RESIZE_CONFIRM,
+             "confirm a resize (compute-1) against compute-1's "
+             'update_available_resource',
+             'variant', (('compute-1', SOURCE), ('periodic-1', SOURCE)),
+             RESIZED,
+             _cells(race.CORRECTED, (race.CORRECTED, race.CONFIRM_FAILS),
+                    race.PRE_1879878,
+                    (race.PRE_1821594, race.CONFIRM_FAILS)),
+             _MOVE_SYMPTOMS),
+    Scenario(race.RESIZE_REVERT,
+             'revert a resize (compute-2, then compute-1) against the '
+             'periodic audit on both hosts',
+             'variant', (('compute-2', DESTINATION), ('compute-1', SOURCE),
+                         ('periodic-1', SOURCE),
+                         ('periodic-2', DESTINATION)),
+             RESIZED, _cells(race.CORRECTED, race.NOVA_REVERT),
+             _MOVE_SYMPTOMS),
+    Scenario(race.EVACUATE,
+             "evacuate to compute-2 against compute-1's service starting "
+             "again and compute-2's periodic audit",
+             'variant', (('conductor', None), ('compute-2', DESTINATION),
+                         ('compute-1', SOURCE),
+                         ('periodic-2', DESTINATION)),
+             EVACUATING,
+             _cells(race.CORRECTED, (race.CORRECTED, race.REBUILD_FAILS),
+                    race.NOVA_EVACUATE),
+             _MOVE_SYMPTOMS),
+    Scenario(race.RESIZE_DELETE,
+             'delete a resized server (API, compute-2) while its resize is '
+             "confirmed (compute-1), compute-1's audit",
+             # The delete's RPC call runs compute-1's confirm, under its
+             # locks.
+             'variant', (('compute-1', SOURCE), ('delete', SOURCE),
+                         ('compute-2', DESTINATION),
+                         ('periodic-1', SOURCE)),
+             RESIZED,
+             _cells(race.CORRECTED, (race.CORRECTED, race.CONFIRM_FAILS)),
+             _MOVE_SYMPTOMS),
+    Scenario(race.RESIZE_MIGRATE,
+             'migrate a resized server back to compute-1 as soon as its '
+             "resize is confirmed there, compute-1's audit",
+             'variant', (('compute-1', SOURCE), ('migrate', None),
+                         ('compute-1-prep', SOURCE),
+                         ('periodic-1', SOURCE)),
+             RESIZED,
+             _cells(race.CORRECTED, (race.CORRECTED, race.CONFIRM_FAILS),
+                    race.PRE_1879878,
+                    (race.PRE_1821594, race.CONFIRM_FAILS)),
+             _MOVE_SYMPTOMS),
 ])
 
 
@@ -117,17 +205,16 @@ def get_scenario(name):
                          % (name, ', '.join(SCENARIOS)))
 
 
-def explore_cell(placement, cell, reduce=True, progress=None,
-                 scenario_name=race.DEFAULT_SCENARIO, workers=1):
-    """Explore every interleaving of one cell of a scenario.
+def explore(prog, reduce=True, progress=None, workers=1):
+    """Explore every interleaving of a cell's program ``prog``.
 
     ``workers`` above 1 runs the explorer's executions in that many forked
     processes (the double only: see :mod:`shelvefix.explorer.parallel`).
+    The program is closed on the way out.
 
     :returns: a :class:`~shelvefix.explorer.controller.Exploration` whose
         run outcomes are label tuples (see :mod:`shelvefix.race.outcomes`)
     """
-    prog = get_scenario(scenario_name).program(placement, cell)
     with closing(prog):
         return explorer.explore(prog, reduce=reduce, progress=progress,
                                 workers=workers)
@@ -146,20 +233,18 @@ def closing(prog):
         prog.close(interrupted=interrupted)
 
 
-def run_random(placement, cell, runs, seed, poll_interval=0.0005,
-               max_start_delay=0.002, progress=None,
-               scenario_name=race.DEFAULT_SCENARIO):
-    """Run a cell ``runs`` times with real threads and real timing.
+def run_random(prog, cell, runs, seed, poll_interval=0.0005,
+               max_start_delay=0.002, progress=None):
+    """Run a cell's program ``runs`` times with real threads and timing.
 
     Nothing is paused: the actors start after small random delays (seeded)
     and the API client polls the saved state every ``poll_interval``
     seconds, as a client polling the API would. This is what an ordinary
-    test run sees.
+    test run sees. The program is closed on the way out.
 
     :returns: a :class:`~.random_runs.RandomResult` with per-label counts
     """
     rng = random.Random(seed)
-    prog = get_scenario(scenario_name).program(placement, cell)
     counts = collections.Counter()
     start = time.monotonic()
     with closing(prog):

@@ -25,7 +25,8 @@ RUN_HINT = 'run them with "tox -e nova"'
 def load(name):
     """Import a module that needs nova, or skip the running test.
 
-    :param name: a module under ``shelvefix.tests.nova`` (or nova's own)
+    :param name: a module that imports nova (under :mod:`shelvefix.nova`,
+        or nova's own)
     :raises testtools.TestCase.skipException: nova is not installed, or
         cannot be imported next to ``shelvefix.conf``
     """
@@ -60,13 +61,13 @@ def unexplored(exploration):
 class NovaTestCase(testtools.TestCase):
     """A test that runs nova's code.
 
-    :ivar harness: :mod:`shelvefix.tests.nova.harness`
+    :ivar harness: :mod:`shelvefix.nova.harness`
     :ivar log: everything logged, as ``LEVEL name message`` lines
     """
 
     def setUp(self):
         super(NovaTestCase, self).setUp()
-        self.harness = load('shelvefix.tests.nova.harness')
+        self.harness = load('shelvefix.nova.harness')
         self.log = self.useFixture(fixtures.FakeLogger(
             level=logging.DEBUG,
             format='%(levelname)s %(name)s %(message)s'))

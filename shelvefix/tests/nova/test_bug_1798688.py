@@ -6,20 +6,21 @@ test_bug_1798688.py``, made on nova's real
 nova's ``ResourceTracker`` and ``SchedulerReportClient`` and, for the
 unshelve, ``nova.scheduler.utils.claim_resources``, against the placement
 double and the real placement service (see
-:mod:`shelvefix.tests.nova.harness` for what is stubbed: only what needs a
+:mod:`shelvefix.nova.harness` for what is stubbed: only what needs a
 database, a hypervisor or RPC).
 
 The installed nova must free the allocations before SHELVED_OFFLOADED is
 saved, and must win the race. A copy of its method moved back to the
-legacy order (``harness.legacy_compute_manager``) must fail the very same
-order check, and replaying the race on it must produce the scheduler's 409
-with placement's own "expected null but got 1", and the silently wiped
-claim.
+legacy order (the ``legacy`` variant of :mod:`shelvefix.nova.variants`)
+must fail the very same order check, and replaying the race on it must
+produce the scheduler's 409 with placement's own "expected null but got 1",
+and the silently wiped claim.
 """
 
 import testscenarios
 
 from shelvefix.backends import real
+from shelvefix import race
 from shelvefix.tests.functional import sequencer
 from shelvefix.tests.nova import base
 
@@ -45,7 +46,8 @@ class NovaScenarioTestCase(testscenarios.WithScenarios, base.NovaTestCase):
     def scenario(self, legacy=False):
         manager_cls = self.harness.nova_manager.ComputeManager
         if legacy:
-            manager_cls = self.harness.legacy_compute_manager()
+            variants = base.load('shelvefix.nova.variants')
+            manager_cls = variants.code(race.LEGACY).manager_cls
         return self.useFixture(self.harness.NovaShelveScenario(
             backend=self.backend, manager_cls=manager_cls))
 

@@ -22,6 +22,7 @@ from shelvefix.novacheck import check
 from shelvefix.novacheck import rewrite
 from shelvefix.novacheck import source
 from shelvefix.novacheck import steps
+from shelvefix import race
 from shelvefix.tests.nova import base
 
 
@@ -196,7 +197,8 @@ class LegacyMethodTestCase(base.NovaTestCase):
     def setUp(self):
         super(LegacyMethodTestCase, self).setUp()
         self.nova_cls = self.harness.nova_manager.ComputeManager
-        self.cls = self.harness.legacy_compute_manager()
+        variants = base.load('shelvefix.nova.variants')
+        self.cls = variants.code(race.LEGACY).manager_cls
 
     def method(self, text):
         return steps.find_method(ast.parse(text))[1]

@@ -1,17 +1,18 @@
 """The shelve/unshelve lifecycle explored on nova's own code.
 
 The interleaving explorer runs nova's services (see
-:mod:`shelvefix.tests.nova.lifecycle` for what runs and what is stubbed)
+:mod:`shelvefix.nova.lifecycle` for what runs and what is stubbed)
 through every class of equivalent interleavings of their steps (placement
 requests, instance reads and saves, casts, nova's locks), against the
 placement double and the real placement service, and reads each run's
-outcome from the end state (:mod:`shelvefix.tests.nova.program`).
+outcome from the end state (:mod:`shelvefix.nova.program`).
 
 What nova's latest release shows:
 
 * an unshelve racing compute-2's periodic audit, with or without a port
   binding failure: no bad outcome in any interleaving;
-* the whole lifecycle, and already offload against unshelve: one bad
+* the whole lifecycle, and already the offload against a whole unshelve
+  (compute-2's part explored too: ``program.OFFLOAD_TAIL``): one bad
   outcome, ``host lost``. ``_shelve_offload_instance`` saves twice: once
   to make ``SHELVED_OFFLOADED`` visible, then (``expected_task_state`` not
   checked) to clear host and node. An unshelve started on the first save
@@ -20,7 +21,7 @@ What nova's latest release shows:
   goes wrong: no 409, no wiped claim, no leak, no usage lost.
 
 And each bug, on nova's code moved back to its pre-fix shape by one
-rewrite (:mod:`shelvefix.novacheck.rewrite`), shows its symptom: bug
+rewrite (:mod:`shelvefix.nova.variants`), shows its symptom: bug
 1798688 (``legacy_order``) the scheduler's 409 and the wiped claim, bug
 2025480 (``untrack_spawning``) compute-2's audit dropping the spawning
 server, bug 1862633 (``leak_on_bind_failure``) the destination's
@@ -37,7 +38,7 @@ import fixtures
 import testscenarios
 
 from shelvefix.backends import real
-from shelvefix.novacheck import rewrite
+from shelvefix import race
 from shelvefix.race import outcomes
 from shelvefix.tests.nova import base
 
@@ -82,16 +83,19 @@ class ExplorationTestCase(base.NovaTestCase):
         # happened.
         self.useFixture(fixtures.LogHandler(logging.NullHandler(),
                                             level=logging.CRITICAL))
-        self.lifecycle = base.load('shelvefix.tests.nova.lifecycle')
-        self.program = base.load('shelvefix.tests.nova.program')
+        self.lifecycle = base.load('shelvefix.nova.lifecycle')
+        self.program = base.load('shelvefix.nova.program')
+        self.variants = base.load('shelvefix.nova.variants')
 
     def cloud(self, **kwargs):
         return self.useFixture(self.lifecycle.NovaCloud(
             backend=self.backend, **kwargs))
 
-    def explore(self, scenario, max_runs=None, reduce=True, **kwargs):
+    def explore(self, scenario, max_runs=None, reduce=True, actors=None,
+                **kwargs):
         exploration = self.program.explore(
-            self.cloud(**kwargs), scenario, reduce=reduce, max_runs=max_runs)
+            self.cloud(**kwargs), scenario, reduce=reduce, max_runs=max_runs,
+            actors=actors)
         self.assertExplored(exploration)
         self.assertEqual(max_runs is None, exploration.complete)
         return exploration
@@ -100,20 +104,14 @@ class ExplorationTestCase(base.NovaTestCase):
         self.assertEqual(set(expected), labels(exploration),
                          exploration.outcome_counts())
 
-    def legacy_manager(self):
-        return self.harness.legacy_compute_manager()
+    def code(self, variant):
+        """The manager and tracker classes of a pre-fix variant."""
+        return self.variants.code(variant)
 
-    def untracking_tracker(self):
-        return rewrite.rewrite_method(
-            self.lifecycle.resource_tracker.ResourceTracker,
-            rewrite.untrack_spawning, 'Pre2025480ResourceTracker',
-            method_name=None)
-
-    def leaking_manager(self):
-        return rewrite.rewrite_method(
-            self.lifecycle.nova_manager.ComputeManager,
-            rewrite.leak_on_bind_failure, 'Pre1862633ComputeManager',
-            method_name='_unshelve_instance')
+    def explore_tail(self, **kwargs):
+        """The offload against a whole unshelve, compute-2 explored too."""
+        return self.explore(self.program.OFFLOAD_UNSHELVE,
+                            actors=self.program.OFFLOAD_TAIL, **kwargs)
 
 
 class ScenarioTestCase(testscenarios.WithScenarios, ExplorationTestCase):
@@ -136,22 +134,23 @@ class ScenarioTestCase(testscenarios.WithScenarios, ExplorationTestCase):
              for run in exploration.runs})
 
     def test_offload_tail_loses_the_unshelved_host(self):
-        exploration = self.explore(self.program.OFFLOAD_UNSHELVE)
+        exploration = self.explore_tail()
         self.assertOnly([outcomes.OK, outcomes.HOST_LOST], exploration)
         for run in exploration.runs:
             self.assertEqual(outcomes.HOST_LOST in run.outcome,
                              host_wiped(run), run.format_trace())
 
     def test_pre_1798688_scheduler_409_and_claim_wiped(self):
-        exploration = self.explore(self.program.OFFLOAD_UNSHELVE,
-                                   manager_cls=self.legacy_manager())
+        exploration = self.explore_tail(
+            manager_cls=self.code(race.LEGACY).manager_cls)
         found = labels(exploration)
         self.assertIn(outcomes.SCHEDULER_409, found)
         self.assertIn(outcomes.CLAIM_WIPED, found)
 
     def test_pre_2025480_audit_untracks_the_spawning_server(self):
         exploration = self.explore(self.program.UNSHELVE_PERIODIC,
-                                   tracker_cls=self.untracking_tracker())
+                                   tracker_cls=self.code(
+                                       race.PRE_2025480).tracker_cls)
         self.assertOnly([outcomes.OK, outcomes.USAGE_UNTRACKED],
                         exploration)
         run = exploration.first((outcomes.USAGE_UNTRACKED,))
@@ -163,7 +162,8 @@ class ScenarioTestCase(testscenarios.WithScenarios, ExplorationTestCase):
 
     def test_pre_1862633_binding_failure_leaks_the_claim(self):
         exploration = self.explore(self.program.UNSHELVE_PERIODIC,
-                                   manager_cls=self.leaking_manager(),
+                                   manager_cls=self.code(
+                                       race.PRE_1862633).manager_cls,
                                    binding_fails=True)
         for run in exploration.runs:
             self.assertIn(outcomes.LEAKED, run.outcome)
@@ -173,10 +173,9 @@ class ReductionTestCase(ExplorationTestCase):
     """The reduction finds what every interleaving shows, in fewer runs."""
 
     def test_reduced_search_finds_the_same_outcomes(self):
-        reduced = self.explore(self.program.OFFLOAD_UNSHELVE,
-                               manager_cls=self.legacy_manager())
-        every = self.explore(self.program.OFFLOAD_UNSHELVE, reduce=False,
-                             manager_cls=self.legacy_manager())
+        legacy = self.code(race.LEGACY).manager_cls
+        reduced = self.explore_tail(manager_cls=legacy)
+        every = self.explore_tail(reduce=False, manager_cls=legacy)
         self.assertEqual(set(every.outcome_counts()),
                          set(reduced.outcome_counts()))
         self.assertLess(len(reduced.runs), len(every.runs))

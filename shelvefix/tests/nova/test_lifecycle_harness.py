@@ -16,7 +16,7 @@ class LifecycleHarnessTestCase(base.NovaTestCase):
 
     def setUp(self):
         super(LifecycleHarnessTestCase, self).setUp()
-        self.lifecycle = base.load('shelvefix.tests.nova.lifecycle')
+        self.lifecycle = base.load('shelvefix.nova.lifecycle')
         self.cloud = self.useFixture(self.lifecycle.NovaCloud())
         self.run = self.cloud.start()
 

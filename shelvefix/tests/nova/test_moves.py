@@ -1,11 +1,11 @@
 """Resize confirm and revert, and evacuation, explored on nova's own code.
 
 The explorer runs nova's services around a resized server, or one being
-evacuated (see :mod:`shelvefix.tests.nova.moves` and
-:mod:`~shelvefix.tests.nova.evacuation` for what runs and what is
+evacuated (see :mod:`shelvefix.nova.moves` and
+:mod:`~shelvefix.nova.evacuation` for what runs and what is
 stubbed), through every class of interleavings of their steps, and judges
 each end state as the library's move lab does
-(:mod:`shelvefix.tests.nova.move_program`). What nova's latest release
+(:mod:`shelvefix.nova.move_program`). What nova's latest release
 shows:
 
 * a confirm against compute-1's audit, also with compute-1's driver
@@ -62,7 +62,7 @@ import testtools
 from shelvefix.backends import real
 from shelvefix import explorer
 from shelvefix.novacheck import move_rewrites
-from shelvefix.novacheck import rewrite
+from shelvefix import race
 from shelvefix.race import move_outcomes
 from shelvefix.race import outcomes
 from shelvefix.tests.nova import base
@@ -123,9 +123,10 @@ class MoveTestCase(base.NovaTestCase):
         # Hundreds of runs of nova's code: see test_lifecycle.
         self.useFixture(fixtures.LogHandler(logging.NullHandler(),
                                             level=logging.CRITICAL))
-        self.moves = base.load('shelvefix.tests.nova.moves')
+        self.moves = base.load('shelvefix.nova.moves')
         self.nova_exception = base.load('nova.exception')
-        self.program = base.load('shelvefix.tests.nova.move_program')
+        self.program = base.load('shelvefix.nova.move_program')
+        self.variants = base.load('shelvefix.nova.variants')
 
     def explore(self, scenario, without=(), **kwargs):
         """Explore completely; ``self.ends`` are the runs' end states.
@@ -154,18 +155,6 @@ class MoveTestCase(base.NovaTestCase):
     def assertOnly(self, expected, exploration):
         self.assertEqual(set(expected), labels(exploration),
                          exploration.outcome_counts())
-
-    def pre_1879878_tracker(self):
-        return rewrite.rewrite_method(
-            self.moves.lifecycle.resource_tracker.ResourceTracker,
-            move_rewrites.status_outside_lock, 'Pre1879878ResourceTracker',
-            method_name=None)
-
-    def pre_1821594_manager(self):
-        return rewrite.rewrite_method(
-            self.moves.lifecycle.nova_manager.ComputeManager,
-            move_rewrites.free_after_success, 'Pre1821594ComputeManager',
-            method_name='confirm_resize')
 
 
 class ConfirmTestCase(testscenarios.WithScenarios, MoveTestCase):
@@ -197,7 +186,8 @@ class ConfirmVariantsTestCase(MoveTestCase):
 
     def test_pre_1821594_failed_clean_up_leaks_the_source(self):
         exploration = self.explore(self.program.RESIZE_CONFIRM,
-                                   manager_cls=self.pre_1821594_manager(),
+                                   manager_cls=self.variants.code(
+                                       race.PRE_1821594).manager_cls,
                                    failing=('confirm_migration',))
         for run in exploration.runs:
             self.assertIn(move_outcomes.MIGRATION_LEAKED, run.outcome)
@@ -205,7 +195,8 @@ class ConfirmVariantsTestCase(MoveTestCase):
 
     def test_pre_1879878_audit_makes_the_drop_subtract_twice(self):
         exploration = self.explore(self.program.RESIZE_CONFIRM,
-                                   tracker_cls=self.pre_1879878_tracker())
+                                   tracker_cls=self.variants.code(
+                                       race.PRE_1879878).tracker_cls)
         self.assertOnly([outcomes.OK, outcomes.USAGE_UNTRACKED],
                         exploration)
         for run in exploration.runs:
@@ -259,7 +250,7 @@ class RewriteTestCase(MoveTestCase):
     """The pre-1879878 rewrite, on nova's decorator-locked tracker."""
 
     def test_status_is_saved_before_the_lock(self):
-        cls = self.pre_1879878_tracker()
+        cls = self.variants.code(race.PRE_1879878).tracker_cls
         for name in move_rewrites.DROP_METHODS:
             self.assertIn(name, vars(cls))
             self.assertIn('_locked_' + name, vars(cls))

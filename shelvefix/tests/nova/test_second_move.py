@@ -2,7 +2,7 @@
 
 The library's ``resize-migrate`` (``shelvefix race --scenario
 resize-migrate``) on nova's latest release (see
-:mod:`shelvefix.tests.nova.second_move` for what runs and what is
+:mod:`shelvefix.nova.second_move` for what runs and what is
 stubbed): a client migrates the server back to compute-1 as soon as it
 reads it ``ACTIVE``, which compute-1's ``confirm_resize`` saves before its
 clean-up is done. What it finds:
@@ -46,7 +46,7 @@ class SecondMoveTestBase(test_moves.MoveTestCase):
 
     def setUp(self):
         super(SecondMoveTestBase, self).setUp()
-        self.second_move = base.load('shelvefix.tests.nova.second_move')
+        self.second_move = base.load('shelvefix.nova.second_move')
 
     def explore_second(self, without=('periodic-1',)):
         return self.explore(self.program.RESIZE_MIGRATE, without=without,

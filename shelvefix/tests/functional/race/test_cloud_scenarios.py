@@ -21,14 +21,14 @@ from shelvefix import backends
 from shelvefix.backends import real
 from shelvefix import race
 from shelvefix.race import outcomes
-from shelvefix.race import program
 from shelvefix.race import report
 from shelvefix.race import scenarios
+from shelvefix.race import targets
 from shelvefix.tests import base
 
 load_tests = testscenarios.load_tests_apply_scenarios
 
-PB = program.PORT_BINDING
+PB = race.PORT_BINDING
 EXPECTED_BAD = {
     race.UNSHELVE_PERIODIC: {
         (race.CORRECTED, None): set(),
@@ -73,8 +73,8 @@ class CloudScenarioTestCase(testscenarios.WithScenarios, base.TestCase):
         self.placement = self.useFixture(backends.make_backend(self.backend))
 
     def test_each_bug_shows_where_it_should(self):
-        exploration = scenarios.explore_cell(self.placement, self.cell,
-                                             scenario_name=self.scenario_name)
+        exploration = targets.explore_cell(self.placement, self.cell,
+                                           scenario_name=self.scenario_name)
         self.assertTrue(exploration.complete)
         self.assertEqual(0, exploration.blocked)
         result = report.summarise(self.cell, exploration)

@@ -20,7 +20,7 @@ import testscenarios
 from shelvefix import backends
 from shelvefix.backends import real
 from shelvefix import race
-from shelvefix.race import program
+from shelvefix.race import scenarios
 from shelvefix.tests import base
 from shelvefix.tests.unit.race import test_move_delete
 from shelvefix.tests.unit.race import test_move_program
@@ -28,10 +28,10 @@ from shelvefix.tests.unit.race import test_move_program
 load_tests = testscenarios.load_tests_apply_scenarios
 
 #: The corrected cells explored on real placement.
-REAL = [(race.RESIZE_CONFIRM, program.Cell(race.CORRECTED, None, None)),
-        (race.RESIZE_CONFIRM, program.Cell(race.CORRECTED, None,
-                                           race.CONFIRM_FAILS)),
-        (race.EVACUATE, program.Cell(race.CORRECTED, None, None))]
+REAL = [(race.RESIZE_CONFIRM, scenarios.Cell(race.CORRECTED, None, None)),
+        (race.RESIZE_CONFIRM, scenarios.Cell(race.CORRECTED, None,
+                                             race.CONFIRM_FAILS)),
+        (race.EVACUATE, scenarios.Cell(race.CORRECTED, None, None))]
 
 
 class SlowMoveCellsTestCase(testscenarios.WithScenarios, base.TestCase):

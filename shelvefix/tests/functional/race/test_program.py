@@ -18,26 +18,26 @@ from shelvefix.backends import real
 from shelvefix.explorer import runner
 from shelvefix import race
 from shelvefix.race import outcomes
-from shelvefix.race import program
 from shelvefix.race import report
 from shelvefix.race import scenarios
+from shelvefix.race import targets
 from shelvefix.tests import base
 from shelvefix.tests.unit.explorer import programs
 
 load_tests = testscenarios.load_tests_apply_scenarios
 
 EXPECTED_BAD = {
-    program.Cell(race.CORRECTED, race.GET_PUT): set(),
-    program.Cell(race.CORRECTED, race.DELETE): set(),
-    program.Cell(race.LEGACY, race.GET_PUT): {
+    scenarios.Cell(race.CORRECTED, race.GET_PUT): set(),
+    scenarios.Cell(race.CORRECTED, race.DELETE): set(),
+    scenarios.Cell(race.LEGACY, race.GET_PUT): {
         outcomes.SCHEDULER_409, outcomes.COMPUTE_409, outcomes.CLAIM_WIPED,
         outcomes.LEAKED},
-    program.Cell(race.LEGACY, race.DELETE): {
+    scenarios.Cell(race.LEGACY, race.DELETE): {
         outcomes.SCHEDULER_409, outcomes.CLAIM_WIPED},
     # Placement's DELETE leaves a ghost consumer in every run: the claim
     # heals it in every interleaving of the corrected order.
-    program.Cell(race.CORRECTED, race.DELETE, program.GHOST): set(),
-    program.Cell(race.LEGACY, race.DELETE, program.GHOST): {
+    scenarios.Cell(race.CORRECTED, race.DELETE, race.GHOST): set(),
+    scenarios.Cell(race.LEGACY, race.DELETE, race.GHOST): {
         outcomes.CLAIM_WIPED, outcomes.LEAKED, outcomes.PLACEMENT_FAILED},
 }
 
@@ -47,7 +47,8 @@ class ExploreCellTestCase(testscenarios.WithScenarios, base.TestCase):
     scenarios = testscenarios.multiply_scenarios(
         [('double', {'backend': 'double'}), ('real', {'backend': 'real'})],
         [('_'.join(part for part in cell if part), {'cell': cell})
-         for cell in program.all_cells(ghost=True)])
+         for cell in scenarios.get_scenario(
+             race.OFFLOAD_UNSHELVE).cells(ghost=True)])
 
     def setUp(self):
         super(ExploreCellTestCase, self).setUp()
@@ -56,7 +57,7 @@ class ExploreCellTestCase(testscenarios.WithScenarios, base.TestCase):
         self.placement = self.useFixture(backends.make_backend(self.backend))
 
     def test_outcomes_match_the_bug_doc(self):
-        exploration = scenarios.explore_cell(self.placement, self.cell)
+        exploration = targets.explore_cell(self.placement, self.cell)
         self._check_traces(exploration)
         result = report.summarise(self.cell, exploration)
         bad = set(result.counts) - {outcomes.OK}
@@ -102,10 +103,10 @@ class ReductionTestCase(base.TestCase):
         placement = self.useFixture(backends.make_backend('double'))
         for name in (race.OFFLOAD_UNSHELVE, race.UNSHELVE_PERIODIC):
             for cell in scenarios.get_scenario(name).cells(ghost=True):
-                full = scenarios.explore_cell(placement, cell, reduce=False,
-                                              scenario_name=name)
-                reduced = scenarios.explore_cell(placement, cell,
-                                                 scenario_name=name)
+                full = targets.explore_cell(placement, cell, reduce=False,
+                                            scenario_name=name)
+                reduced = targets.explore_cell(placement, cell,
+                                               scenario_name=name)
                 what = '%s %s' % (name, cell)
                 self.assertEqual(set(full.outcome_counts()),
                                  set(reduced.outcome_counts()), what)
@@ -121,8 +122,8 @@ class ReductionTestCase(base.TestCase):
         # compute's last shared step is the save that makes the state
         # visible, and the API client can only start after it.
         placement = self.useFixture(backends.make_backend('double'))
-        for cell in program.all_cells()[:2]:
-            self.assertEqual(1, len(scenarios.explore_cell(
+        for cell in scenarios.get_scenario(race.OFFLOAD_UNSHELVE).cells()[:2]:
+            self.assertEqual(1, len(targets.explore_cell(
                 placement, cell, reduce=False).runs))
 
 
@@ -149,10 +150,10 @@ class WorkersTestCase(base.TestCase):
         placement = self.useFixture(backends.make_backend('double'))
         cell = [cell for cell in scenarios.get_scenario(race.LIFECYCLE).cells()
                 if cell.variant == race.LEGACY][0]
-        alone = scenarios.explore_cell(placement, cell,
-                                       scenario_name=race.LIFECYCLE)
-        together = scenarios.explore_cell(placement, cell, workers=2,
-                                          scenario_name=race.LIFECYCLE)
+        alone = targets.explore_cell(placement, cell,
+                                     scenario_name=race.LIFECYCLE)
+        together = targets.explore_cell(placement, cell, workers=2,
+                                        scenario_name=race.LIFECYCLE)
         self.assertEqual([(run.schedule, run.outcome) for run in alone.runs],
                          [(run.schedule, run.outcome)
                           for run in together.runs])
@@ -165,8 +166,8 @@ class RandomRunsTestCase(base.TestCase):
 
     def test_counts_add_up_and_corrected_is_clean(self):
         placement = self.useFixture(backends.make_backend('double'))
-        for cell in program.all_cells():
-            result = scenarios.run_random(placement, cell, runs=10, seed=3)
+        for cell in scenarios.get_scenario(race.OFFLOAD_UNSHELVE).cells():
+            result = targets.run_random(placement, cell, runs=10, seed=3)
             self.assertEqual(10, result.runs)
             self.assertGreaterEqual(sum(result.counts.values()), 10)
             if cell.ordering == race.CORRECTED:

@@ -88,13 +88,25 @@ class CheckCommandTestCase(base.TestCase):
 
 
 class DefaultBackendTestCase(base.TestCase):
-    """One rule: without --backend, real placement."""
+    """One rule: without --backend, real placement (on nova: the double)."""
 
     def test_single_placement_commands(self):
         parser = main.build_parser()
-        for command in ('race', 'timeline'):
-            args = parser.parse_args([command])
-            self.assertEqual('real', args.backend, command)
+        args = parser.parse_args(['timeline'])
+        self.assertEqual('real', args.backend)
+
+    def test_race_on_each_target(self):
+        from shelvefix.cmd import race
+        parser = main.build_parser()
+        for argv, backend in ((['race'], 'real'),
+                              (['race', '--target', 'library'], 'real'),
+                              (['race', '--target', 'nova'], 'double'),
+                              (['race', '--nova', 'X'], 'double'),
+                              (['race', '--target', 'nova', '--backend',
+                                'double'], 'double')):
+            args = parser.parse_args(argv)
+            race._check_target(args)
+            self.assertEqual(backend, args.backend, argv)
 
     def test_faults(self):
         from shelvefix.cmd import common

@@ -15,7 +15,7 @@ import fixtures
 
 from shelvefix.backends import real
 from shelvefix.cmd import main
-from shelvefix.race import scenarios
+from shelvefix.race import targets
 from shelvefix.race import variants
 from shelvefix.tests import base
 
@@ -136,7 +136,7 @@ class RaceCommandTestCase(base.TestCase):
             else:
                 counts[outcomes.OK] = runs
             return random_runs.RandomResult(cell, runs, counts, 0.1)
-        with mock.patch.object(scenarios, 'run_random', lucky):
+        with mock.patch.object(targets, 'run_random', lucky):
             rc, out, _err = self.run_main('race', '--random', '5',
                                           '--backend', 'double')
         self.assertEqual(0, rc)
@@ -149,7 +149,7 @@ class RaceCommandTestCase(base.TestCase):
                       '       0            0                   0\n', out)
 
     def test_unwritable_diagram_is_refused_before_exploring(self):
-        with mock.patch.object(scenarios, 'explore_cell') as explore:
+        with mock.patch.object(targets, 'explore_cell') as explore:
             rc, out, err = self.run_main('race', '--backend', 'double',
                                          '--diagram', '/no/such/dir/x.md')
         self.assertEqual((2, ''), (rc, out))
@@ -257,7 +257,7 @@ class EvidenceTestCase(base.TestCase):
                 explorer.RunRecord(index, (), [], results, outcome)
                 for index, outcome in enumerate(chosen)]
             return exploration
-        return mock.patch.object(scenarios, 'explore_cell', explore_cell)
+        return mock.patch.object(targets, 'explore_cell', explore_cell)
 
     def assertNoVerdict(self, why, *argv):
         rc, out, err = self.run_main('race', '--backend', 'double', *argv)
@@ -305,7 +305,7 @@ class EvidenceTestCase(base.TestCase):
 
         def empty(placement, cell, runs, **kwargs):
             return random_runs.RandomResult(cell, runs, {}, 0.1)
-        with mock.patch.object(scenarios, 'run_random', empty):
+        with mock.patch.object(targets, 'run_random', empty):
             rc, out, _err = self.run_main('race', '--random', '3',
                                           '--backend', 'double')
         self.assertEqual(1, rc)
@@ -313,3 +313,82 @@ class EvidenceTestCase(base.TestCase):
             'No verdict, the runs do not show it: offload-unshelve: '
             'corrected order, free with get-put: no run ended with an '
             'outcome', out.splitlines()[-1])
+
+
+class NovaTargetCommandTestCase(base.TestCase):
+    """``--target nova`` and ``--nova``: refused in one line, exit 2."""
+
+    run_main = RaceCommandTestCase.run_main
+
+    def assertRefused(self, text, *argv):
+        with mock.patch('shelvefix.nova.lab.NovaLab') as nova_lab:
+            rc, out, err = self.run_main('race', *argv)
+        self.assertEqual((2, ''), (rc, out))
+        self.assertEqual(1, len(err.splitlines()), err)
+        self.assertIn(text, err)
+        nova_lab.assert_not_called()
+
+    def test_nova_needs_the_nova_target(self):
+        self.assertRefused('shelvefix race: --nova names a nova to explore: '
+                           'it needs --target nova, not library',
+                           '--nova', 'X', '--target', 'library')
+
+    def test_nova_runs_on_the_double_or_real(self):
+        self.assertRefused('--target nova runs nova\'s code on --backend '
+                           'double or real', '--target', 'nova',
+                           '--backend', 'remote')
+        path = RaceCommandTestCase.write_conf(
+            self, '[placement]\nendpoint_override = http://127.0.0.1:9\n')
+        self.assertRefused('not on remote', '--nova', 'X', '--backend',
+                           'remote', '--config-file', path)
+
+    def test_real_placement_must_be_installed(self):
+        from shelvefix.backends import real
+        with mock.patch.object(real, 'available', return_value=False):
+            self.assertRefused('the real placement backend needs '
+                               'openstack-placement', '--target', 'nova',
+                               '--backend', 'real')
+
+    def test_nova_runs_on_the_double_by_default(self):
+        from shelvefix import nova
+        with mock.patch('shelvefix.nova.lab.NovaLab') as nova_lab:
+            nova_lab.return_value.__enter__.side_effect = (
+                nova.NovaUnusable('stop here'))
+            rc, _out, err = self.run_main('race', '--target', 'nova')
+        self.assertEqual(2, rc)
+        self.assertEqual('shelvefix race: stop here\n', err)
+        nova_lab.assert_called_once_with(None, 'double')
+
+    def test_library_options_are_refused(self):
+        for option in (['--ghost'], ['--free', 'delete']):
+            self.assertRefused(
+                '%s applies to the library target only: nova frees '
+                'allocations its own way' % option[0],
+                '--target', 'nova', '--backend', 'double', *option)
+
+    def test_a_variant_nova_does_not_have(self):
+        self.assertRefused('--variant nova-revert is not a variant of '
+                           '--scenario resize-revert on nova (it has: '
+                           'corrected)',
+                           '--target', 'nova', '--backend', 'double',
+                           '--scenario', 'resize-revert',
+                           '--variant', 'nova-revert')
+
+    def test_an_unusable_nova_is_one_line(self):
+        # The runner starts, finds nothing at the path and says so.
+        path = os.path.join(self.useFixture(fixtures.TempDir()).path,
+                            'nonexistent')
+        rc, out, err = self.run_main('race', '--nova', path, '--backend',
+                                     'double')
+        self.assertEqual((2, ''), (rc, out))
+        self.assertEqual('shelvefix race: --nova %s: no such file or '
+                         'directory\n' % path, err)
+
+    def test_nova_unusable_on_entry_is_one_line(self):
+        from shelvefix import nova
+        with mock.patch('shelvefix.nova.lab.NovaLab.__enter__',
+                        side_effect=nova.NovaUnusable('nova is missing')):
+            rc, out, err = self.run_main('race', '--target', 'nova',
+                                         '--backend', 'double')
+        self.assertEqual((2, ''), (rc, out))
+        self.assertEqual('shelvefix race: nova is missing\n', err)

@@ -32,10 +32,10 @@ from shelvefix.race import move_cloud
 from shelvefix.race import move_outcomes
 from shelvefix.race import move_program
 from shelvefix.race import outcomes
-from shelvefix.race import program
 from shelvefix.race import scenario
 from shelvefix.race import scenarios
 from shelvefix.race import steps
+from shelvefix.race import targets
 from shelvefix.tests import base
 from shelvefix.tests.unit.compute import test_delete
 from shelvefix.tests.unit.race import test_move_outcomes
@@ -134,7 +134,8 @@ def ended(**errors):
     """Every actor of the scenario done, or the error given for it."""
     return {name: model.ActorResult(None if name in errors else True,
                                     errors.get(name), False)
-            for name, _host in move_program.ACTORS[race.RESIZE_DELETE]}
+            for name, _host in scenarios.get_scenario(
+                race.RESIZE_DELETE).actors}
 
 
 class ConfirmRacingTheDeleteTestCase(test_delete.ResizedCloudTestBase):
@@ -297,13 +298,14 @@ def check_clean(test, exploration):
 class ResizeDeleteProgramTestCase(base.TestCase):
 
     def test_actors(self):
-        prog = scenarios.get_scenario(race.RESIZE_DELETE).program(
-            None, program.Cell(race.CORRECTED, None))
+        prog = targets.program(None,
+                               scenarios.get_scenario(race.RESIZE_DELETE),
+                               scenarios.Cell(race.CORRECTED, None))
         self.assertEqual(('compute-1', 'delete', 'compute-2', 'periodic-1'),
                          prog.actors)
         self.assertEqual(
-            [(race.CORRECTED, None), (race.CORRECTED, race.CONFIRM_FAILS)],
-            move_program.CELLS[race.RESIZE_DELETE])
+            ((race.CORRECTED, None), (race.CORRECTED, race.CONFIRM_FAILS)),
+            scenarios.get_scenario(race.RESIZE_DELETE).variant_faults)
 
 
 class InstrumentTestCase(base.TestCase):
@@ -318,8 +320,8 @@ class InstrumentTestCase(base.TestCase):
         before = session.get_adapter(placement.endpoint)
         undo = cloud.instrument(
             mock.Mock(), steps.Names([]), {}, 'wait',
-            [host for _actor, host in move_program.ACTORS[
-                race.RESIZE_DELETE]])
+            [host for _actor, host in scenarios.get_scenario(
+                race.RESIZE_DELETE).actors])
         self.assertIsInstance(session.get_adapter(placement.endpoint),
                               steps.StepTransport)
         self.assertIsInstance(cloud.store.interceptor, steps.StoreStepper)

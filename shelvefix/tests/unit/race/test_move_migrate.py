@@ -22,8 +22,8 @@ from shelvefix.race import client
 from shelvefix.race import move_cloud
 from shelvefix.race import move_outcomes
 from shelvefix.race import outcomes
-from shelvefix.race import program
 from shelvefix.race import scenario
+from shelvefix.race import scenarios
 from shelvefix.tests import base
 from shelvefix.tests.unit.race import test_move_outcomes
 from shelvefix.tests.unit.race import test_move_program
@@ -151,7 +151,7 @@ class ExploredTestCase(base.TestCase):
         with mock.patch.object(move_outcomes, 'classify_move', judged):
             exploration = test_move_program.check_cell(
                 self, self.placement, race.RESIZE_MIGRATE,
-                program.Cell(race.CORRECTED, None))
+                scenarios.Cell(race.CORRECTED, None))
         self.assertEqual(
             {(vm_states.RESIZED, SRC, (migration_obj.CONFIRMED,
                                        migration_obj.FINISHED)):

@@ -29,9 +29,9 @@ from shelvefix import race
 from shelvefix.race import move_outcomes
 from shelvefix.race import move_program
 from shelvefix.race import outcomes
-from shelvefix.race import program
 from shelvefix.race import scenarios
 from shelvefix.race import steps
+from shelvefix.race import targets
 from shelvefix.race import variants
 from shelvefix.tests import base
 
@@ -95,8 +95,8 @@ def quiet(test):
 
 def check_cell(test, placement, name, cell):
     """Explore a cell; assert it shows its expected labels and no other."""
-    exploration = scenarios.explore_cell(placement, cell, scenario_name=name,
-                                         workers=1)
+    exploration = targets.explore_cell(placement, cell, scenario_name=name,
+                                       workers=1)
     test.assertTrue(exploration.complete)
     test.assertEqual(0, exploration.blocked)
     counts = exploration.outcome_counts()
@@ -109,7 +109,7 @@ def check_cell(test, placement, name, cell):
         test.assertGreater(counts.get((outcomes.OK,), 0), 0)
     if cell.variant == race.CORRECTED:
         test.assertEqual({(outcomes.OK,)}, set(counts))
-    actors = {actor for actor, _host in move_program.ACTORS[name]}
+    actors = {actor for actor, _host in scenarios.get_scenario(name).actors}
     for run in exploration.runs:
         test.assertEqual(actors, set(run.results))
     # The runs leave nothing in placement, and the program its providers.
@@ -138,14 +138,13 @@ class MoveScenariosTestCase(base.TestCase):
         for name, expected in EXPECTED_BAD.items():
             scenario = scenarios.get_scenario(name)
             self.assertEqual(
-                [program.Cell(variant, None, fault)
-                 for variant, fault in move_program.CELLS[name]],
+                [scenarios.Cell(variant, None, fault)
+                 for variant, fault in scenario.variant_faults],
                 scenario.cells())
-            self.assertEqual(set(expected), set(move_program.CELLS[name]))
-            prog = scenario.program(None, scenario.cells()[0])
+            self.assertEqual(set(expected), set(scenario.variant_faults))
+            prog = targets.program(None, scenario, scenario.cells()[0])
             self.assertIsInstance(prog, move_program.MoveRaceProgram)
-            self.assertEqual(tuple(a for a, _h in move_program.ACTORS[name]),
-                             prog.actors)
+            self.assertEqual(scenario.actor_names, prog.actors)
 
     def test_every_move_variant_has_its_code(self):
         for variant in (race.PRE_1879878, race.PRE_1821594,
@@ -163,7 +162,8 @@ class MoveScenariosTestCase(base.TestCase):
 
 def one_run(placement, name, cell):
     """One run of a cell (the first enabled actor at each step)."""
-    prog = scenarios.get_scenario(name).program(placement, cell)
+    prog = targets.program(placement, scenarios.get_scenario(name),
+                           cell)
     with scenarios.closing(prog):
         return runner.replay(prog, ())
 

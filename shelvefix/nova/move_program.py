@@ -37,51 +37,31 @@ Each run's end state is judged as the library's is
 both consumers' records, each node's tracked usage against what the
 records imply, and the task state.
 
-This module imports nova; load it through
-:func:`shelvefix.tests.nova.base.load`.
+This module imports nova (see :mod:`shelvefix.nova`).
 """
 
 from nova import exception as nova_exception
 
 from shelvefix import explorer
+from shelvefix.nova import deletion
+from shelvefix.nova import evacuation
+from shelvefix.nova import moves
+from shelvefix.nova import program
+from shelvefix.nova import second_move
+from shelvefix import race
 from shelvefix.race import move_outcomes
 from shelvefix.race import outcomes
+from shelvefix.race import scenarios
 from shelvefix.race import steps
-from shelvefix.tests.nova import deletion
-from shelvefix.tests.nova import evacuation
-from shelvefix.tests.nova import lifecycle
-from shelvefix.tests.nova import moves
-from shelvefix.tests.nova import program
-from shelvefix.tests.nova import second_move
 
-RESIZE_CONFIRM = 'resize-confirm'
-RESIZE_REVERT = 'resize-revert'
-EVACUATE = 'evacuate'
-RESIZE_DELETE = 'resize-delete'
-RESIZE_MIGRATE = 'resize-migrate'
+RESIZE_CONFIRM = race.RESIZE_CONFIRM
+RESIZE_REVERT = race.RESIZE_REVERT
+EVACUATE = race.EVACUATE
+RESIZE_DELETE = race.RESIZE_DELETE
+RESIZE_MIGRATE = race.RESIZE_MIGRATE
 
-#: The actors of each scenario, and the host (service) each runs for.
-ACTORS = {
-    RESIZE_CONFIRM: (('compute-1', moves.SOURCE),
-                     ('periodic-1', moves.SOURCE)),
-    RESIZE_REVERT: (('compute-2', moves.DESTINATION),
-                    ('compute-1', moves.SOURCE),
-                    ('periodic-1', moves.SOURCE),
-                    ('periodic-2', moves.DESTINATION)),
-    # The delete's RPC call runs compute-1's confirm, under its locks.
-    RESIZE_DELETE: (('compute-1', moves.SOURCE), ('delete', moves.SOURCE),
-                    ('compute-2', moves.DESTINATION),
-                    ('periodic-1', moves.SOURCE)),
-    RESIZE_MIGRATE: (('compute-1', moves.SOURCE),
-                     ('migrate', lifecycle.CONDUCTOR),
-                     ('compute-1-prep', moves.SOURCE),
-                     ('periodic-1', moves.SOURCE)),
-    EVACUATE: (('conductor', lifecycle.CONDUCTOR),
-               ('compute-2', moves.DESTINATION),
-               ('compute-1', moves.SOURCE),
-               ('periodic-2', moves.DESTINATION)),
-}
-SCENARIOS = tuple(ACTORS)
+SCENARIOS = (RESIZE_CONFIRM, RESIZE_REVERT, EVACUATE, RESIZE_DELETE,
+             RESIZE_MIGRATE)
 #: Where each scenario starts, and the run class that sets it up.
 STARTS = {RESIZE_CONFIRM: (moves.RESIZED, moves.MoveRun),
           RESIZE_REVERT: (moves.RESIZED, moves.MoveRun),
@@ -148,7 +128,7 @@ def classify(run, results, injected=()):
         label for label in judged if label != outcomes.OK])
 
 
-class NovaMoveProgram(object):
+class NovaMoveProgram(program.NovaProgram):
     """One move scenario on a set-up :class:`~.moves.NovaMoveCloud`.
 
     :param cloud: the cloud fixture; placement and providers are shared by
@@ -160,20 +140,26 @@ class NovaMoveProgram(object):
     """
 
     def __init__(self, cloud, scenario, without=()):
-        unknown = sorted(set(without) - set(dict(ACTORS[scenario])))
+        actors = scenarios.get_scenario(scenario).actors
+        unknown = sorted(set(without) - set(dict(actors)))
         if unknown:
             raise ValueError('%s has no actor %s' % (scenario, unknown))
         self.cloud = cloud
         self.scenario = scenario
-        self.hosts = {name: host for name, host in ACTORS[scenario]
+        self.hosts = {name: program.service(host) for name, host in actors
                       if name not in without}
-        self.actors = tuple(name for name, _host in ACTORS[scenario]
+        self.actors = tuple(name for name, _host in actors
                             if name not in without)
         self.injected = (moves.DriverFailed,) if cloud.failing else ()
         #: Each run's :meth:`~.moves.MoveRun.end_state`, in order.
         self.ends = []
 
-    def _actors(self, run):
+    def _actors(self, run, timeout=60.0, done=None):
+        done = done or {}
+
+        def serve(host, after):
+            return lambda: run.serve(host, timeout=timeout,
+                                     give_up=program.after(done, after))
         funcs = {
             'periodic-1': lambda: run.periodic(moves.SOURCE),
             'periodic-2': lambda: run.periodic(moves.DESTINATION),
@@ -183,29 +169,43 @@ class NovaMoveProgram(object):
         elif self.scenario == RESIZE_DELETE:
             funcs['compute-1'] = run.user_confirm
             funcs['delete'] = run.delete
-            funcs['compute-2'] = lambda: run.serve(moves.DESTINATION)
+            funcs['compute-2'] = serve(moves.DESTINATION, 'delete')
         elif self.scenario == RESIZE_MIGRATE:
             funcs['compute-1'] = run.confirm
-            funcs['migrate'] = run.migrate_again
-            funcs['compute-1-prep'] = lambda: run.serve(moves.SOURCE)
+            funcs['migrate'] = lambda: run.migrate_again(timeout=timeout)
+            funcs['compute-1-prep'] = serve(moves.SOURCE, 'migrate')
         elif self.scenario == RESIZE_REVERT:
             funcs['compute-2'] = run.revert
-            funcs['compute-1'] = lambda: run.serve(moves.SOURCE)
+            funcs['compute-1'] = serve(moves.SOURCE, 'compute-2')
         else:
             funcs['conductor'] = run.schedule_evacuation
-            funcs['compute-2'] = (
-                (lambda: run.serve(moves.DESTINATION))
-                if 'conductor' in self.actors else run.rebuild)
+            funcs['compute-2'] = (serve(moves.DESTINATION, 'conductor')
+                                  if 'conductor' in self.actors
+                                  else run.rebuild)
             funcs['compute-1'] = run.source_starts
         return [(name, self.cloud.locks.running(self.hosts[name],
                                                 funcs[name]))
                 for name in self.actors]
 
-    def __call__(self, controller):
+    def _start(self):
         start, run_cls = STARTS[self.scenario]
         if self.scenario == EVACUATE and 'conductor' not in self.actors:
             start = evacuation.SCHEDULED
-        run = self.cloud.start(start, run_cls)
+        return self.cloud.start(start, run_cls)
+
+    def _finish(self, run, results):
+        """The run's outcome, the rest of a second move run first."""
+        try:
+            finish = getattr(run, 'finish_moves', None)
+            if finish is not None:
+                results = dict(results, **finish())
+            self.ends.append(run.end_state())
+            return classify(run, results, self.injected)
+        finally:
+            run.remove_from_placement()
+
+    def __call__(self, controller):
+        run = self._start()
         src = run.providers[moves.SOURCE]
         dst = run.providers[moves.DESTINATION]
         names = steps.Names([
@@ -221,14 +221,7 @@ class NovaMoveProgram(object):
         def check(results):
             undo()
             run.migrations.interceptor = None
-            try:
-                finish = getattr(run, 'finish_moves', None)
-                if finish is not None:
-                    results = dict(results, **finish())
-                self.ends.append(run.end_state())
-                return classify(run, results, self.injected)
-            finally:
-                run.remove_from_placement()
+            return self._finish(run, results)
         return explorer.RunSpec(actors=self._actors(run), check=check)
 
 

@@ -29,8 +29,7 @@ Or it starts (:data:`SCHEDULED`) once the conductor has run, not
 explored: compute-2 claimed, and its service holding the cast
 (:meth:`EvacuationRun.rebuild` runs it).
 
-This module imports nova; load it through
-:func:`shelvefix.tests.nova.base.load`.
+This module imports nova (see :mod:`shelvefix.nova`).
 """
 
 from nova.compute import power_state
@@ -39,11 +38,11 @@ from nova.compute import vm_states
 from nova import objects
 from oslo_utils import uuidutils
 
+from shelvefix.nova import doubles
+from shelvefix.nova import harness
+from shelvefix.nova import lifecycle
+from shelvefix.nova import moves
 from shelvefix.objects import migration as migration_obj
-from shelvefix.tests.nova import doubles
-from shelvefix.tests.nova import harness
-from shelvefix.tests.nova import lifecycle
-from shelvefix.tests.nova import moves
 
 SOURCE = moves.SOURCE
 DESTINATION = moves.DESTINATION

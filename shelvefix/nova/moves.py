@@ -39,8 +39,7 @@ nova's migration methods (:class:`~.move_database.MoveDatabase`), so that
 the explorer schedules every access to them, as it does the instance's.
 An evacuation's run is :mod:`~.evacuation`'s.
 
-This module imports nova; load it through
-:func:`shelvefix.tests.nova.base.load`.
+This module imports nova (see :mod:`shelvefix.nova`).
 """
 
 import fixtures
@@ -52,12 +51,12 @@ from nova import objects
 from oslo_utils import timeutils
 from oslo_utils import uuidutils
 
+from shelvefix.nova import doubles
+from shelvefix.nova import harness
+from shelvefix.nova import lifecycle
+from shelvefix.nova import move_database
 from shelvefix.objects import instance as instance_obj
 from shelvefix.objects import migration as migration_obj
-from shelvefix.tests.nova import doubles
-from shelvefix.tests.nova import harness
-from shelvefix.tests.nova import lifecycle
-from shelvefix.tests.nova import move_database
 
 SOURCE = lifecycle.SOURCE
 DESTINATION = lifecycle.DESTINATION

@@ -1,6 +1,6 @@
 """Doubles of what nova's services reach outside the process.
 
-Used by :mod:`shelvefix.tests.nova.lifecycle`, which runs nova's compute,
+Used by :mod:`shelvefix.nova.lifecycle`, which runs nova's compute,
 conductor and scheduler code in one process:
 
 * :class:`HostDriver` - a virt driver for one host: a hypervisor whose
@@ -22,8 +22,7 @@ conductor and scheduler code in one process:
   :class:`shelvefix.utils.Locks` per service, so that two compute hosts
   never share a lock, and the explorer can schedule them.
 
-This module imports nova; load it through
-:func:`shelvefix.tests.nova.base.load`.
+This module imports nova (see :mod:`shelvefix.nova`).
 """
 
 import threading
@@ -40,6 +39,19 @@ from oslo_concurrency import lockutils
 from shelvefix import utils
 
 COMPUTE_TOPIC = 'compute'
+
+
+def class_call(func):
+    """``func`` in place of a class method; the class is not passed on.
+
+    nova's objects read their records through class methods
+    (``Instance.get_by_uuid``, ...). Patched with a ``staticmethod``,
+    fixtures' ``MonkeyPatch`` wraps it in a ``classmethod`` again, and
+    Python 3.13, which no longer chains the two, passes the class as the
+    first argument. A ``classmethod`` object is set as it is, on every
+    Python.
+    """
+    return classmethod(lambda cls, *args, **kwargs: func(*args, **kwargs))
 
 
 def _received(ctxt):

@@ -23,8 +23,7 @@ Stubbed besides what :mod:`~.moves` stubs: the service group (every
 compute service is up), and the records only the delete path writes
 (:class:`~.move_database.DeletionDatabase`).
 
-This module imports nova; load it through
-:func:`shelvefix.tests.nova.base.load`.
+This module imports nova (see :mod:`shelvefix.nova`).
 """
 
 from nova.compute import api as compute_api
@@ -33,9 +32,9 @@ from nova.compute import rpcapi as compute_rpcapi
 from nova import exception as nova_exception
 
 from shelvefix import exception as shelvefix_exception
-from shelvefix.tests.nova import doubles
-from shelvefix.tests.nova import harness
-from shelvefix.tests.nova import moves
+from shelvefix.nova import doubles
+from shelvefix.nova import harness
+from shelvefix.nova import moves
 
 SOURCE = moves.SOURCE
 DESTINATION = moves.DESTINATION

@@ -13,18 +13,15 @@ placement requests and instance saves. What runs is nova's code:
 * on the scheduler side, ``nova.scheduler.utils.claim_resources`` with
   another ``SchedulerReportClient``, as the scheduler process has its own.
 
-What is stubbed is what needs a database, a hypervisor, RPC or another
-service: ``Instance.save`` writes to a shelvefix
-:class:`~shelvefix.objects.instance.InstanceStore` (enforcing
-``expected_task_state`` as nova's database layer does), the block device
-and share mapping lookups return no mappings, instance action events and
-notifications are recorded, and the virt driver, network API and scheduler
-query client are recording doubles. ``ComputeManager.__init__`` is not run
-(it loads a virt driver and RPC clients); the attributes the shelve-offload
-path reads are set instead.
+Stubbed is what needs a database, a hypervisor, RPC or another service:
+``Instance.save`` writes to an
+:class:`~shelvefix.objects.instance.InstanceStore` (which enforces
+``expected_task_state``), mapping lookups find none, events and
+notifications are recorded, the virt driver, network API and scheduler
+query client are recording doubles. ``ComputeManager.__init__`` is not
+run: the attributes the shelve-offload path reads are set instead.
 
-This module imports nova; load it through
-:func:`shelvefix.tests.nova.base.load`.
+This module imports nova (see :mod:`shelvefix.nova`).
 """
 
 import inspect
@@ -48,7 +45,7 @@ from oslo_utils import uuidutils
 
 from shelvefix import backends
 from shelvefix import exception as shelvefix_exception
-from shelvefix.novacheck import rewrite
+from shelvefix.nova import doubles
 from shelvefix.objects import instance as instance_obj
 from shelvefix.race import client
 from shelvefix.race import timeline as timeline_mod
@@ -121,17 +118,6 @@ class RecordingNetworkAPI(object):
 
     def unbind_ports(self, context, ports, detach=True):
         self.events.append(('network.unbind_ports', list(ports), detach))
-
-
-class RecordingQueryClient(object):
-    """The scheduler's instance-info updates."""
-
-    def __init__(self, events):
-        self.events = events
-
-    def delete_instance_info(self, context, host_name, instance_uuid):
-        self.events.append(('scheduler.delete_instance_info', host_name,
-                            instance_uuid))
 
 
 class NovaShelveScenario(fixtures.Fixture):
@@ -240,7 +226,7 @@ class NovaShelveScenario(fixtures.Fixture):
             return record
 
         def no_mappings(list_cls):
-            return staticmethod(
+            return doubles.class_call(
                 lambda context, instance_uuid, *args, **kwargs:
                 list_cls(objects=[]))
 
@@ -251,10 +237,10 @@ class NovaShelveScenario(fixtures.Fixture):
              'get_by_instance_uuid',
              no_mappings(objects.BlockDeviceMappingList)),
             ('nova.objects.instance_action.InstanceActionEvent.event_start',
-             staticmethod(recorder('action_event.start'))),
+             doubles.class_call(recorder('action_event.start'))),
             ('nova.objects.instance_action.InstanceActionEvent.'
              'event_finish_with_failure',
-             staticmethod(recorder('action_event.finish'))),
+             doubles.class_call(recorder('action_event.finish'))),
             ('nova.compute.utils.notify_about_instance_usage',
              recorder('notify.usage')),
             ('nova.compute.utils.notify_about_instance_action',
@@ -302,19 +288,13 @@ class NovaShelveScenario(fixtures.Fixture):
         compute.network_api = RecordingNetworkAPI(
             self.events, uuidutils.generate_uuid())
         compute.volume_api = None
-        compute.query_client = RecordingQueryClient(self.events)
+        compute.query_client = doubles.SchedulerRPC(self.events)
         compute.send_instance_updates = True
         compute.notifier = None
         compute.reportclient = self.compute_client
         compute.rt = resource_tracker.ResourceTracker(
             HOST, compute.driver, reportclient=self.compute_client)
-        try:
-            from nova.compute import share_management
-        except ImportError:
-            pass
-        else:
-            compute.share_manager = share_management.ShareManager(
-                None, compute.driver)
+        add_share_manager(compute, compute.driver)
         return compute
 
     def alloc_request(self, rp_uuid):
@@ -393,14 +373,18 @@ class NovaShelveScenario(fixtures.Fixture):
         return self._timeline.events()
 
 
-def legacy_compute_manager(cls=nova_manager.ComputeManager):
-    """nova's ComputeManager with its shelve-offload in the legacy order.
+def add_share_manager(compute, driver):
+    """Give ``compute`` the share manager its release reads, if it has one.
 
-    Derived from the installed source by moving one statement (see
-    :func:`shelvefix.novacheck.rewrite.rewrite_method`).
+    Some releases have ``nova.compute.share_management`` (nova 34.0.0
+    does); a tree without it has a compute manager that does not look for
+    one.
     """
-    return rewrite.rewrite_method(cls, rewrite.legacy_order,
-                                  'LegacyOrderComputeManager')
+    try:
+        from nova.compute import share_management
+    except ImportError:
+        return
+    compute.share_manager = share_management.ShareManager(None, driver)
 
 
 index_of_offloaded_save = timeline_mod.index_of_offloaded_save

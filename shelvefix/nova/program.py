@@ -11,56 +11,49 @@ than one actor: ``nova.utils.synchronized`` takes them from that
 service's :class:`~shelvefix.utils.Locks` (:class:`~.doubles.
 ServiceLocks`), whose acquire is a guarded step, never a blocking lock.
 
-The scenarios (:data:`SCENARIOS`):
-
-``lifecycle``
-    the server is shelved on compute-1: ``compute-1`` offloads it
-    (``shelve_offload_instance``), ``periodic-1`` audits compute-1,
-    ``conductor`` is the API's unshelve then nova's conductor and
-    scheduler, ``compute-2`` serves the cast (``unshelve_instance``) and
-    ``periodic-2`` audits compute-2;
-``unshelve-periodic``
-    the server is offloaded already; ``conductor``, ``compute-2`` and
-    ``periodic-2``;
-``offload-unshelve``
-    ``compute-1``, ``conductor`` and ``compute-2``, no audit.
+The scenarios are the race lab's (:mod:`shelvefix.race.scenarios`), with
+their actors: ``compute-1`` (or, in ``offload-unshelve``, ``compute``) is
+compute-1's ``shelve_offload_instance``, ``periodic-1`` and
+``periodic-2`` audit each host, ``conductor`` (or ``scheduler``) is the
+API's unshelve then nova's conductor and scheduler, ``compute-2`` serves
+the ``unshelve_instance`` cast. Where no actor serves that cast
+(``offload-unshelve``), compute-2 runs it after the run, unexplored, so
+that the end state is the unshelve's. :data:`OFFLOAD_TAIL` explores
+compute-2's part too.
 
 After each run the outcome is read from the end state with
 :mod:`shelvefix.race.outcomes` (:func:`classify`).
 
-This module imports nova; load it through
-:func:`shelvefix.tests.nova.base.load`.
+This module imports nova (see :mod:`shelvefix.nova`).
 """
 
 import collections
+import threading
 
 from nova import exception as nova_exception
 
 from shelvefix import explorer
+from shelvefix.nova import lifecycle
+from shelvefix import race
 from shelvefix.race import outcomes
+from shelvefix.race import random_runs
+from shelvefix.race import scenarios
 from shelvefix.race import steps
-from shelvefix.tests.nova import lifecycle
+from shelvefix import rpc
 
-LIFECYCLE = 'lifecycle'
-UNSHELVE_PERIODIC = 'unshelve-periodic'
-OFFLOAD_UNSHELVE = 'offload-unshelve'
+LIFECYCLE = race.LIFECYCLE
+UNSHELVE_PERIODIC = race.UNSHELVE_PERIODIC
+OFFLOAD_UNSHELVE = race.OFFLOAD_UNSHELVE
 
-#: The service each actor runs for (whose locks it takes).
-SERVICE_OF_ACTOR = {
-    'compute-1': lifecycle.SOURCE, 'periodic-1': lifecycle.SOURCE,
-    'conductor': lifecycle.CONDUCTOR,
-    'compute-2': lifecycle.DESTINATION, 'periodic-2': lifecycle.DESTINATION,
-}
+#: The offload's tail against a whole unshelve, compute-2's part
+#: explored too (the actors of bug 1798688's remainder, "host lost").
+OFFLOAD_TAIL = (('compute-1', lifecycle.SOURCE), ('conductor', None),
+                ('compute-2', lifecycle.DESTINATION))
 
-Scenario = collections.namedtuple('Scenario', ['start', 'actors'])
-SCENARIOS = {
-    LIFECYCLE: Scenario(lifecycle.ON_SOURCE, (
-        'compute-1', 'periodic-1', 'conductor', 'compute-2', 'periodic-2')),
-    UNSHELVE_PERIODIC: Scenario(lifecycle.OFFLOADED, (
-        'conductor', 'compute-2', 'periodic-2')),
-    OFFLOAD_UNSHELVE: Scenario(lifecycle.ON_SOURCE, (
-        'compute-1', 'conductor', 'compute-2')),
-}
+
+def service(host):
+    """The service whose locks an actor running for ``host`` takes."""
+    return host or lifecycle.CONDUCTOR
 
 
 def classify(run, results, injected=()):
@@ -112,50 +105,95 @@ def conflicts(results):
     return labels, others
 
 
-class NovaRaceProgram(object):
-    """One scenario on a set-up :class:`~.lifecycle.NovaCloud`.
+class NovaProgram(object):
+    """What the nova target's programs share: their runs with real threads.
+
+    A subclass makes a run (``_start``), lists its actors (``_actors(run,
+    timeout, done)``) and judges it (``_finish(run, results)``).
+    """
+
+    def random_run(self, rng, poll_interval, max_start_delay):
+        """One run with real threads; returns its outcome."""
+        run = self._start()
+        done = {name: threading.Event() for name in self.actors}
+        results = random_runs.run_threads(
+            self._actors(run, timeout=10.0, done=done), rng,
+            max_start_delay, done)
+        return self._finish(run, results)
+
+
+class NovaRaceProgram(NovaProgram):
+    """One shelve scenario on a set-up :class:`~.lifecycle.NovaCloud`.
 
     :param cloud: the cloud fixture; its placement and providers are
         shared by all runs, everything else is made anew for each
-    :param scenario: a key of :data:`SCENARIOS`
+    :param scenario: a shelve scenario's name (see
+        :data:`shelvefix.race.scenarios.SCENARIOS`)
+    :param actors: ``(name, host)`` of the actors, if not the
+        scenario's (:data:`OFFLOAD_TAIL`)
     """
 
-    def __init__(self, cloud, scenario):
+    def __init__(self, cloud, scenario, actors=None):
+        spec = scenarios.get_scenario(scenario)
         self.cloud = cloud
-        self.scenario = SCENARIOS[scenario]
-        self.actors = self.scenario.actors
+        self.start = spec.start
+        self.hosts = collections.OrderedDict(actors or spec.actors)
+        self.actors = tuple(self.hosts)
         self.injected = ((nova_exception.PortBindingFailed,)
                          if cloud.binding_fails else ())
 
-    def _actors(self, run):
+    def _actors(self, run, timeout=60.0, done=None):
+        done = done or {}
         funcs = {
             'compute-1': run.shelve_offload,
+            'compute': run.shelve_offload,
             'periodic-1': lambda: run.periodic(lifecycle.SOURCE),
-            'conductor': run.api_unshelve,
-            'compute-2': run.serve,
+            'conductor': lambda: run.api_unshelve(
+                timeout=timeout, give_up=after(done, 'compute-1')),
+            'scheduler': lambda: run.api_unshelve(
+                timeout=timeout, give_up=after(done, 'compute')),
+            'compute-2': lambda: run.serve(
+                timeout=timeout, give_up=after(done, 'conductor')),
             'periodic-2': lambda: run.periodic(lifecycle.DESTINATION),
         }
-        return [(name, self.cloud.locks.running(SERVICE_OF_ACTOR[name],
+        return [(name, self.cloud.locks.running(service(self.hosts[name]),
                                                 funcs[name]))
                 for name in self.actors]
 
+    def _finish(self, run, results):
+        """The run's outcome; compute-2 serves a cast nobody served."""
+        try:
+            if 'compute-2' not in self.actors:
+                try:
+                    run.serve(give_up=lambda: True)
+                except rpc.NothingToReceive:
+                    pass
+            return classify(run, results, self.injected)
+        finally:
+            run.remove_from_placement()
+
+    def _start(self):
+        return self.cloud.start(self.start)
+
     def __call__(self, controller):
-        run = self.cloud.start(self.scenario.start)
+        run = self._start()
         src = run.providers[lifecycle.SOURCE]
         dst = run.providers[lifecycle.DESTINATION]
         names = steps.Names([(run.uuid, '{instance}'), (src, '{compute-1}'),
                              (dst, '{compute-2}')])
         undo = instrument(controller, self.cloud, run, names,
-                          [SERVICE_OF_ACTOR[name] for name in self.actors],
+                          [service(host) for host in self.hosts.values()],
                           'wait for SHELVED_OFFLOADED')
 
         def check(results):
             undo()
-            try:
-                return classify(run, results, self.injected)
-            finally:
-                run.remove_from_placement()
+            return self._finish(run, results)
         return explorer.RunSpec(actors=self._actors(run), check=check)
+
+
+def after(done, name):
+    """A ``give_up`` that is true once the actor ``name`` has ended."""
+    return lambda: name in done and done[name].is_set()
 
 
 def instrument(controller, cloud, run, names, services, wait):
@@ -197,10 +235,11 @@ def instrument(controller, cloud, run, names, services, wait):
     return undo
 
 
-def explore(cloud, scenario, reduce=True, max_runs=None):
+def explore(cloud, scenario, reduce=True, max_runs=None, actors=None):
     """Explore a scenario's interleavings on ``cloud``.
 
+    :param actors: see :class:`NovaRaceProgram`
     :returns: the :class:`~shelvefix.explorer.Exploration`
     """
-    return explorer.explore(NovaRaceProgram(cloud, scenario), reduce=reduce,
-                            max_runs=max_runs)
+    return explorer.explore(NovaRaceProgram(cloud, scenario, actors),
+                            reduce=reduce, max_runs=max_runs)

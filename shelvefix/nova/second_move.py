@@ -35,8 +35,7 @@ save, the network info cache's refresh) and the resize notification;
 and the virt driver's two halves of a resize
 (:class:`~.doubles.HostDriver`).
 
-This module imports nova; load it through
-:func:`shelvefix.tests.nova.base.load`.
+This module imports nova (see :mod:`shelvefix.nova`).
 """
 
 import threading
@@ -46,11 +45,11 @@ from nova.compute import manager as nova_manager
 from nova import exception as nova_exception
 
 from shelvefix.explorer import model
+from shelvefix.nova import doubles
+from shelvefix.nova import harness
+from shelvefix.nova import lifecycle
+from shelvefix.nova import moves
 from shelvefix.race import client
-from shelvefix.tests.nova import doubles
-from shelvefix.tests.nova import harness
-from shelvefix.tests.nova import lifecycle
-from shelvefix.tests.nova import moves
 
 SOURCE = moves.SOURCE
 DESTINATION = moves.DESTINATION
@@ -81,7 +80,7 @@ class SecondMoveCloud(moves.NovaMoveCloud):
         for name, value in [
                 ('nova.objects.compute_node.ComputeNode.'
                  'get_by_host_and_nodename',
-                 staticmethod(by_host_and_nodename)),
+                 doubles.class_call(by_host_and_nodename)),
                 ('nova.objects.request_spec.RequestSpec.save',
                  database._record('request_spec.save')),
                 ('nova.objects.instance_info_cache.InstanceInfoCache.'

@@ -26,9 +26,9 @@ backend. What runs is nova's code, from the installed release:
 Stubbed, because they need a database, a hypervisor, RPC or another
 service:
 
-* the databases: see :mod:`shelvefix.tests.nova.database`;
+* the databases: see :mod:`shelvefix.nova.database`;
 * the virt driver, neutron and the scheduler's RPC API: see
-  :mod:`shelvefix.tests.nova.doubles`; the compute RPC API's client router
+  :mod:`shelvefix.nova.doubles`; the compute RPC API's client router
   puts casts on a :class:`shelvefix.rpc.Transport` (nova's
   ``ComputeAPI.unshelve_instance`` itself runs);
 * ``ResourceTracker._update``, the inventory report: it saves the compute
@@ -52,8 +52,7 @@ Each run gets new services, instance store, transport and locks
 when it starts there, and both trackers audit their node once, as at
 service start, before any actor runs.
 
-This module imports nova; load it through
-:func:`shelvefix.tests.nova.base.load`.
+This module imports nova (see :mod:`shelvefix.nova`).
 """
 
 import fixtures
@@ -62,7 +61,6 @@ from nova.compute import power_state
 from nova.compute import provider_tree
 from nova.compute import resource_tracker
 from nova.compute import rpcapi as compute_rpcapi
-from nova.compute import share_management
 from nova.compute import task_states
 from nova.compute import vm_states
 from nova.conductor import manager as conductor_manager
@@ -75,12 +73,12 @@ import os_traits
 from oslo_utils import uuidutils
 
 from shelvefix import backends
+from shelvefix.nova import database as database_mod
+from shelvefix.nova import doubles
+from shelvefix.nova import harness
 from shelvefix.objects import instance as instance_obj
 from shelvefix.race import client
 from shelvefix import rpc
-from shelvefix.tests.nova import database as database_mod
-from shelvefix.tests.nova import doubles
-from shelvefix.tests.nova import harness
 
 SOURCE = 'compute-1'
 DESTINATION = 'compute-2'
@@ -248,7 +246,7 @@ class Run(object):
         compute.rt = rt
         compute.compute_rpcapi = compute_rpcapi.ComputeAPI.__new__(
             compute_rpcapi.ComputeAPI)
-        compute.share_manager = share_management.ShareManager(None, driver)
+        harness.add_share_manager(compute, driver)
         self.rts[host], self.computes[host] = rt, compute
 
     def _build_scheduler(self):

@@ -4,12 +4,11 @@
 makes on the resize, revert and evacuation paths, onto the run's shelvefix
 :class:`~shelvefix.objects.migration.MigrationStore`, so that the
 explorer schedules each as it does the instance's (see
-:mod:`shelvefix.tests.nova.database` for the rest of the database). nova's
+:mod:`shelvefix.nova.database` for the rest of the database). nova's
 own migration fields that the store's rows do not have (:data:`NOVA_FIELDS`)
 are kept beside them.
 
-This module imports nova; load it through
-:func:`shelvefix.tests.nova.base.load`.
+This module imports nova (see :mod:`shelvefix.nova`).
 """
 
 import fixtures
@@ -17,8 +16,9 @@ from nova import exception as nova_exception
 from nova import objects
 
 from shelvefix import exception as shelvefix_exception
+from shelvefix.nova import doubles
+from shelvefix.nova import harness
 from shelvefix.objects import migration as migration_obj
-from shelvefix.tests.nova import harness
 
 MIGRATION_ID = 1
 #: The migration fields nova's code on these paths may change and save:
@@ -175,13 +175,14 @@ class MoveDatabase(fixtures.Fixture):
             ('nova.objects.migration.Migration.save', save),
             ('nova.objects.migration.Migration.create', create),
             ('nova.objects.migration.MigrationList.get_by_filters',
-             staticmethod(by_filters)),
+             doubles.class_call(by_filters)),
             ('nova.objects.instance.InstanceList.get_by_filters',
-             staticmethod(instances_by_filters)),
+             doubles.class_call(instances_by_filters)),
             ('nova.objects.migration.Migration.get_by_instance_and_status',
-             staticmethod(by_instance_and_status)),
+             doubles.class_call(by_instance_and_status)),
             ('nova.objects.migration.MigrationList.'
-             'get_in_progress_and_error', staticmethod(in_progress_and_error)),
+             'get_in_progress_and_error',
+             doubles.class_call(in_progress_and_error)),
             ('nova.db.main.api.instance_extra_update_by_uuid', extra_update),
         ]
         for name, value in patches:
@@ -223,12 +224,12 @@ class DeletionDatabase(fixtures.Fixture):
         patches = [
             ('nova.objects.instance.Instance.destroy', destroy),
             ('nova.objects.service.Service.get_by_compute_host',
-             staticmethod(service)),
+             doubles.class_call(service)),
             ('nova.objects.instance_action.InstanceAction.action_start',
-             staticmethod(record('action.start'))),
+             doubles.class_call(record('action.start'))),
             ('nova.objects.console_auth_token.ConsoleAuthToken.'
              'clean_console_auths_for_instance',
-             staticmethod(record('console_auth.clean'))),
+             doubles.class_call(record('console_auth.clean'))),
             ('nova.compute.utils.notify_about_instance_delete',
              record('notify.delete')),
             # The API database's mapping, queued for deletion.

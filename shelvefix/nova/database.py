@@ -25,8 +25,7 @@ on the shelve/unshelve path, and nothing else:
   operators: instance action events, faults and notifications are
   appended to :attr:`Database.events`.
 
-This module imports nova; load it through
-:func:`shelvefix.tests.nova.base.load`.
+This module imports nova (see :mod:`shelvefix.nova`).
 """
 
 import copy
@@ -38,6 +37,7 @@ from oslo_utils import timeutils
 from oslo_utils import uuidutils
 
 from shelvefix import exception as shelvefix_exception
+from shelvefix.nova import doubles
 
 CELL_UUID = uuidutils.generate_uuid()
 
@@ -179,7 +179,8 @@ class Database(fixtures.Fixture):
                 raise nova_exception.ComputeHostNotFound(host=uuid)
 
         def empty(list_cls):
-            return staticmethod(lambda *args, **kwargs: list_cls(objects=[]))
+            return doubles.class_call(
+                lambda *args, **kwargs: list_cls(objects=[]))
 
         def no_group(context, instance_uuid):
             raise nova_exception.InstanceGroupNotFound(
@@ -194,11 +195,11 @@ class Database(fixtures.Fixture):
             ('nova.objects.instance.Instance.save', save),
             ('nova.objects.instance.Instance.obj_load_attr', lazy_load),
             ('nova.objects.instance.InstanceList.get_by_host_and_node',
-             staticmethod(by_host_and_node)),
+             doubles.class_call(by_host_and_node)),
             ('nova.objects.instance.Instance.get_by_uuid',
-             staticmethod(by_uuid)),
+             doubles.class_call(by_uuid)),
             ('nova.objects.compute_node.ComputeNode.get_by_uuid',
-             staticmethod(compute_node_by_uuid)),
+             doubles.class_call(compute_node_by_uuid)),
             ('nova.objects.migration.MigrationList.'
              'get_in_progress_and_error', empty(objects.MigrationList)),
             ('nova.objects.pci_device.PciDeviceList.get_by_compute_node',
@@ -208,11 +209,11 @@ class Database(fixtures.Fixture):
             ('nova.objects.share_mapping.ShareMappingList.'
              'get_by_instance_uuid', empty(objects.ShareMappingList)),
             ('nova.objects.instance_mapping.InstanceMapping.'
-             'get_by_instance_uuid', staticmethod(instance_mapping)),
+             'get_by_instance_uuid', doubles.class_call(instance_mapping)),
             ('nova.objects.instance_group.InstanceGroup.'
-             'get_by_instance_uuid', staticmethod(no_group)),
+             'get_by_instance_uuid', doubles.class_call(no_group)),
             ('nova.objects.cell_mapping.CellMappingList.get_all',
-             staticmethod(lambda context: objects.CellMappingList(
+             doubles.class_call(lambda context: objects.CellMappingList(
                  objects=[cell_mapping()]))),
             ('nova.objects.aggregate.AggregateList.get_all',
              empty(objects.AggregateList)),
@@ -224,10 +225,10 @@ class Database(fixtures.Fixture):
              '_get_instances_by_host',
              lambda manager, context, host_name: {}),
             ('nova.objects.instance_action.InstanceActionEvent.event_start',
-             staticmethod(self._record('action_event.start'))),
+             doubles.class_call(self._record('action_event.start'))),
             ('nova.objects.instance_action.InstanceActionEvent.'
              'event_finish_with_failure',
-             staticmethod(self._record('action_event.finish'))),
+             doubles.class_call(self._record('action_event.finish'))),
             ('nova.compute.utils.notify_about_instance_usage',
              self._record('notify.usage')),
             ('nova.compute.utils.notify_about_instance_action',

@@ -1,0 +1,171 @@
+"""The nova target as the race command sees it: a process of its own.
+
+:class:`NovaLab` starts :mod:`shelvefix.nova.runner` with the Python
+running the command, tells it which nova to load (the installed one or a
+path) and which placement backend to make, then asks it for one cell at a
+time. Both sides speak in :class:`Channel` frames: a length, then a
+pickle. This module does not import nova.
+"""
+
+import pickle
+import struct
+import subprocess
+import sys
+import tempfile
+
+from shelvefix.explorer import pickling
+from shelvefix import nova as nova_target
+
+# Requests, from the command.
+EXPLORE = 'explore'
+RANDOM = 'random'
+QUIT = 'quit'
+# Answers, from the runner.
+LOADED = 'loaded'
+UNUSABLE = 'unusable'
+PROGRESS = 'progress'
+RESULT = 'result'
+FAILED = 'failed'
+
+#: What the runner sends by name and text only: nova and its libraries.
+FOREIGN = ('nova', 'oslo_messaging', 'oslo_db', 'sqlalchemy', 'eventlet',
+           'keystoneauth1')
+
+_LENGTH = struct.Struct('>Q')
+
+
+class Channel(object):
+    """Frames over a pair of binary streams."""
+
+    def __init__(self, reader, writer):
+        self.reader = reader
+        self.writer = writer
+
+    def send(self, value):
+        """Send one frame."""
+        data = pickling.dumps(value, foreign=FOREIGN)
+        self.writer.write(_LENGTH.pack(len(data)) + data)
+        self.writer.flush()
+
+    def receive(self):
+        """The next frame.
+
+        :raises EOFError: the other side has gone
+        """
+        head = self.reader.read(_LENGTH.size)
+        if len(head) < _LENGTH.size:
+            raise EOFError('the other side of the channel has gone')
+        size, = _LENGTH.unpack(head)
+        data = self.reader.read(size)
+        if len(data) < size:
+            raise EOFError('the other side of the channel has gone')
+        return pickle.loads(data)
+
+
+class NovaLab(object):
+    """The race lab's cells run on a nova, in a runner process.
+
+    :param path: None for the installed nova, else a tree or a wheel
+    :param backend: the placement backend's name (``double`` or
+        ``real``); the runner makes it for each cell
+    :ivar description: what was loaded, once entered
+    """
+
+    def __init__(self, path, backend):
+        self.path = path
+        self.backend = backend
+        self.description = None
+        self._process = None
+        self._stderr = None
+        self._channel = None
+        self._scratch = None
+
+    def __enter__(self):
+        self._stderr = tempfile.TemporaryFile()
+        self._process = subprocess.Popen(
+            [sys.executable, '-m', 'shelvefix.nova.runner'],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=self._stderr)
+        # Where the runner unpacks a wheel; removed here, whatever the
+        # runner's end.
+        self._scratch = tempfile.TemporaryDirectory(prefix='shelvefix-nova-')
+        self._channel = Channel(self._process.stdout, self._process.stdin)
+        try:
+            self._channel.send((self.path, self.backend,
+                                self._scratch.name))
+            kind, text = self._answer()
+            if kind != LOADED:
+                raise nova_target.NovaUnusable(text)
+            self.description = text
+        except BaseException:
+            self.__exit__(None, None, None)
+            raise
+        return self
+
+    def __exit__(self, *exc_info):
+        if self._process is None:
+            return
+        try:
+            if self._process.poll() is None:
+                try:
+                    self._channel.send((QUIT,))
+                except (BrokenPipeError, OSError):
+                    pass
+                try:
+                    self._process.wait(timeout=30)
+                except subprocess.TimeoutExpired:
+                    self._process.kill()
+                    self._process.wait()
+        finally:
+            if self._scratch is not None:
+                self._scratch.cleanup()
+                self._scratch = None
+            for stream in (self._process.stdin, self._process.stdout,
+                           self._stderr):
+                try:
+                    stream.close()
+                except OSError:
+                    # A QUIT still buffered for a runner that has gone.
+                    pass
+            self._process = None
+
+    def _answer(self, progress=None):
+        """The runner's next answer that is not progress."""
+        while True:
+            try:
+                frame = self._channel.receive()
+            except EOFError:
+                raise nova_target.NovaUnusable(
+                    'the nova runner ended without an answer (status %s)%s'
+                    % (self._process.wait(), self._last_words()))
+            if frame[0] == PROGRESS:
+                if progress:
+                    progress(frame[1])
+                continue
+            if frame[0] == FAILED:
+                raise nova_target.NovaUnusable(
+                    'nova\'s code failed in the runner: %s' % frame[1])
+            return frame
+
+    def _last_words(self):
+        self._stderr.seek(0)
+        lines = self._stderr.read().decode('utf-8', 'replace').splitlines()
+        return ': %s' % lines[-1] if lines else ''
+
+    def _ask(self, request, progress):
+        self._channel.send(request)
+        kind, value = self._answer(progress)
+        if kind == UNUSABLE:
+            raise nova_target.NovaUnusable(value)
+        return value
+
+    def explore(self, scenario, cell, reduce=True, progress=None,
+                workers=1):
+        """Explore one cell on nova; its ``CellResult``."""
+        return self._ask((EXPLORE, scenario.name, cell,
+                          dict(reduce=reduce, workers=workers)), progress)
+
+    def random(self, scenario, cell, runs, seed, progress=None):
+        """``runs`` random runs of one cell on nova; a ``RandomResult``."""
+        return self._ask((RANDOM, scenario.name, cell,
+                          dict(runs=runs, seed=seed)), progress)

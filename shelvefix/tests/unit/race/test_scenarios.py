@@ -1,0 +1,98 @@
+"""The scenario registry: declarations every target reads the same way."""
+
+from shelvefix import race
+from shelvefix.race import move_program
+from shelvefix.race import outcomes
+from shelvefix.race import program
+from shelvefix.race import scenarios
+from shelvefix.race import targets
+from shelvefix.tests import base
+
+STARTS = (scenarios.ON_SOURCE, scenarios.OFFLOADED, scenarios.RESIZED,
+          scenarios.EVACUATING)
+
+
+class ScenarioTestCase(base.TestCase):
+
+    def test_the_registry_is_every_scenario_by_name(self):
+        self.assertEqual(race.SCENARIOS, tuple(scenarios.SCENARIOS))
+        for name, scenario in scenarios.SCENARIOS.items():
+            self.assertEqual(name, scenario.name)
+            self.assertIs(scenario, scenarios.get_scenario(name))
+        error = self.assertRaises(ValueError, scenarios.get_scenario,
+                                  'nope')
+        self.assertIn("unknown scenario 'nope'", str(error))
+
+    def test_declarations_are_well_formed(self):
+        for scenario in scenarios.SCENARIOS.values():
+            names = scenario.actor_names
+            self.assertEqual(len(names), len(set(names)), scenario.name)
+            self.assertEqual(tuple(a[0] for a in scenario.actors), names)
+            for name, host in scenario.actors:
+                self.assertIn(host, scenarios.HOSTS + (None,),
+                              '%s: %s' % (scenario.name, name))
+            self.assertIn(scenario.start, STARTS, scenario.name)
+            self.assertEqual(outcomes.OK, scenario.symptoms[0],
+                             scenario.name)
+            for variant, fault in scenario.variant_faults:
+                self.assertIn(variant, race.VARIANTS, scenario.name)
+                self.assertIn(fault, (None, race.PORT_BINDING,
+                                      race.CONFIRM_FAILS,
+                                      race.REBUILD_FAILS), scenario.name)
+            self.assertTrue(scenario.title)
+            self.assertIn(scenario.first_column, ('ordering', 'variant'))
+
+    def test_a_scenario_s_cells_are_its_variant_faults(self):
+        for scenario in scenarios.SCENARIOS.values():
+            if scenario.name == race.OFFLOAD_UNSHELVE:
+                continue
+            self.assertEqual(
+                [scenarios.Cell(variant, None, fault)
+                 for variant, fault in scenario.variant_faults],
+                scenario.cells(), scenario.name)
+
+    def test_offload_unshelve_crosses_orderings_with_ways_of_freeing(self):
+        scenario = scenarios.get_scenario(race.OFFLOAD_UNSHELVE)
+        crossed = [scenarios.Cell(variant, free)
+                   for variant in (race.CORRECTED, race.LEGACY)
+                   for free in race.FREE_METHODS]
+        self.assertEqual(crossed, scenario.cells())
+        self.assertEqual(
+            crossed + [scenarios.Cell(race.CORRECTED, race.DELETE,
+                                      race.GHOST),
+                       scenarios.Cell(race.LEGACY, race.DELETE, race.GHOST)],
+            scenario.cells(ghost=True))
+        self.assertEqual(race.LEGACY, scenario.cells()[2].ordering)
+
+    def test_ghost_adds_nothing_to_another_scenario(self):
+        scenario = scenarios.get_scenario(race.LIFECYCLE)
+        self.assertEqual(scenario.cells(), scenario.cells(ghost=True))
+
+
+class LibraryProgramTestCase(base.TestCase):
+    """``targets.program``: the library's program of a scenario's cell."""
+
+    def test_each_scenario_has_its_program(self):
+        expected = {
+            race.OFFLOAD_UNSHELVE: program.ShelveRaceProgram,
+            race.UNSHELVE_PERIODIC: program.CloudRaceProgram,
+            race.LIFECYCLE: program.CloudRaceProgram,
+            race.RESIZE_CONFIRM: move_program.MoveRaceProgram,
+            race.RESIZE_REVERT: move_program.MoveRaceProgram,
+            race.EVACUATE: move_program.MoveRaceProgram,
+            race.RESIZE_DELETE: move_program.MoveRaceProgram,
+            race.RESIZE_MIGRATE: move_program.MoveRaceProgram,
+        }
+        self.assertEqual(set(race.SCENARIOS), set(expected))
+        for name, cls in expected.items():
+            scenario = scenarios.get_scenario(name)
+            cell = scenario.cells()[0]
+            prog = targets.program(None, scenario, cell)
+            self.assertIs(cls, type(prog), name)
+            self.assertEqual(scenario.actor_names, tuple(prog.actors), name)
+            self.assertIs(cell, prog.cell)
+
+    def test_the_library_lab_offers_the_ghost_cells(self):
+        scenario = scenarios.get_scenario(race.OFFLOAD_UNSHELVE)
+        self.assertEqual(scenario.cells(ghost=True),
+                         targets.LibraryLab.cells(scenario, ghost=True))
