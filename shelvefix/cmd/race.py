@@ -123,9 +123,10 @@ def _scenarios(args):
 def _all_cells(args, scenario):
     """The scenario's cells on the chosen target."""
     if args.target == race.NOVA:
-        from shelvefix import nova
-        return nova.cells(scenario)
-    return scenario.cells(ghost=args.ghost)
+        from shelvefix.nova import lab
+        return lab.NovaLab.cells(scenario)
+    from shelvefix.race import targets
+    return targets.LibraryLab.cells(scenario, ghost=args.ghost)
 
 
 def _cells(args, scenario):

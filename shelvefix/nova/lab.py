@@ -129,6 +129,11 @@ class NovaLab(object):
                     pass
             self._process = None
 
+    @staticmethod
+    def cells(scenario, ghost=False):
+        """The cells of ``scenario`` on nova: :func:`shelvefix.nova.cells`."""
+        return nova_target.cells(scenario)
+
     def _answer(self, progress=None):
         """The runner's next answer that is not progress."""
         while True:

@@ -321,12 +321,13 @@ class NovaTargetCommandTestCase(base.TestCase):
     run_main = RaceCommandTestCase.run_main
 
     def assertRefused(self, text, *argv):
-        with mock.patch('shelvefix.nova.lab.NovaLab') as nova_lab:
+        from shelvefix.nova import lab
+        with mock.patch.object(lab.NovaLab, '__enter__') as enter:
             rc, out, err = self.run_main('race', *argv)
         self.assertEqual((2, ''), (rc, out))
         self.assertEqual(1, len(err.splitlines()), err)
         self.assertIn(text, err)
-        nova_lab.assert_not_called()
+        enter.assert_not_called()
 
     def test_nova_needs_the_nova_target(self):
         self.assertRefused('shelvefix race: --nova names a nova to explore: '
@@ -351,13 +352,15 @@ class NovaTargetCommandTestCase(base.TestCase):
 
     def test_nova_runs_on_the_double_by_default(self):
         from shelvefix import nova
-        with mock.patch('shelvefix.nova.lab.NovaLab') as nova_lab:
-            nova_lab.return_value.__enter__.side_effect = (
-                nova.NovaUnusable('stop here'))
+        from shelvefix.nova import lab
+        with mock.patch.object(lab.NovaLab, '__init__',
+                               return_value=None) as init, \
+                mock.patch.object(lab.NovaLab, '__enter__',
+                                  side_effect=nova.NovaUnusable('stop')):
             rc, _out, err = self.run_main('race', '--target', 'nova')
         self.assertEqual(2, rc)
-        self.assertEqual('shelvefix race: stop here\n', err)
-        nova_lab.assert_called_once_with(None, 'double')
+        self.assertEqual('shelvefix race: stop\n', err)
+        init.assert_called_once_with(None, 'double')
 
     def test_library_options_are_refused(self):
         for option in (['--ghost'], ['--free', 'delete']):
