@@ -11,6 +11,7 @@ import os
 import sys
 import types
 from unittest import mock
+import zipfile
 
 import fixtures
 
@@ -177,3 +178,40 @@ class UnacceptedTestCase(base.TestCase):
         # A builtin inspect cannot read: nothing to say against it.
         self.assertRaises(ValueError, inspect.signature, next)
         self.assertEqual([], tree._unaccepted(next, ('iterator',)))
+
+
+class UnpackTestCase(base.TestCase):
+    """A wheel is imported unpacked, from under the caller's scratch."""
+
+    def setUp(self):
+        super(UnpackTestCase, self).setUp()
+        self.root = self.useFixture(fixtures.TempDir()).path
+
+    def test_a_wheel_is_unpacked_with_its_directories(self):
+        wheel = os.path.join(self.root, 'nova-1.2.3-py3-none-any.whl')
+        with zipfile.ZipFile(wheel, 'w') as archive:
+            archive.writestr('nova/__init__.py', '')
+            archive.writestr('nova/scheduler/filters/a_filter.py', 'X = 1\n')
+        scratch = os.path.join(self.root, 'scratch')
+        os.mkdir(scratch)
+        target = tree.unpack(wheel, scratch)
+        self.assertEqual(os.path.join(scratch, 'nova-1.2.3-py3-none-any'),
+                         target)
+        # What nova lists to find its filters is a directory now.
+        self.assertEqual(['a_filter.py'], os.listdir(
+            os.path.join(target, 'nova', 'scheduler', 'filters')))
+        self.assertEqual('1.2.3', tree.version(wheel))
+
+    def test_a_wheel_that_is_no_zip_is_one_line(self):
+        wheel = os.path.join(self.root, 'nova-1.2.3-py3-none-any.whl')
+        with open(wheel, 'w') as f:
+            f.write('not a zip')
+        e = self.assertRaises(nova.NovaUnusable, tree.unpack, wheel,
+                              self.root)
+        self.assertEqual('--nova %s: cannot unpack the wheel: File is not '
+                         'a zip file' % wheel, str(e))
+
+    def test_an_sdist_says_its_version(self):
+        with open(os.path.join(self.root, 'PKG-INFO'), 'w') as f:
+            f.write('Metadata-Version: 2.1\nName: nova\nVersion: 31.2.0\n')
+        self.assertEqual('31.2.0', tree.version(self.root))
