@@ -90,5 +90,4 @@ class CloudScenarioTestCase(testscenarios.WithScenarios, base.TestCase):
             self.assertEqual({}, self.placement.state.providers)
         for run in exploration.runs:
             self.assertEqual(set(scenarios.get_scenario(
-                self.scenario_name).program(None, self.cell).actors),
-                set(run.results))
+                self.scenario_name).actor_names), set(run.results))
