@@ -13,6 +13,7 @@ import subprocess
 import sys
 import tempfile
 
+from shelvefix.backends import runs
 from shelvefix.explorer import pickling
 from shelvefix import nova as nova_target
 
@@ -82,10 +83,13 @@ class NovaLab(object):
 
     def __enter__(self):
         self._stderr = tempfile.TemporaryFile()
+        # The runner dies with the command, even of SIGKILL, also in the
+        # middle of a run (between runs, its next progress frame would
+        # find the pipe closed).
         self._process = subprocess.Popen(
             [sys.executable, '-m', 'shelvefix.nova.runner'],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            stderr=self._stderr)
+            stderr=self._stderr, preexec_fn=runs.death_signal_hook())
         # Where the runner unpacks a wheel; removed here, whatever the
         # runner's end.
         self._scratch = tempfile.TemporaryDirectory(prefix='shelvefix-nova-')

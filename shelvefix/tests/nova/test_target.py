@@ -28,8 +28,10 @@ import logging
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
+import time
 
 import fixtures
 import testscenarios
@@ -228,3 +230,68 @@ class RevertCommandTestCase(base.NovaTestCase):
         self.assertIn('First counterexample: corrected, no fault: '
                       'usage untracked', lines)
         self.assertIn("Nova's code as it is: BAD OUTCOMES FOUND", lines)
+
+
+def _children(pid):
+    """The pids of ``pid``'s children (Linux's /proc)."""
+    found = []
+    for entry in os.listdir('/proc'):
+        if not entry.isdigit():
+            continue
+        try:
+            with open('/proc/%s/stat' % entry) as f:
+                fields = f.read().rsplit(')', 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            found.append(int(entry))
+    return found
+
+
+def _gone(pid):
+    try:
+        with open('/proc/%d/stat' % pid) as f:
+            return f.read().rsplit(')', 1)[1].split()[0] == 'Z'
+    except OSError:
+        return True
+
+
+class RunnerTestCase(base.NovaTestCase):
+    """The runner dies with the command, even when it is killed."""
+
+    def test_sigkill_of_the_command_ends_the_runner(self):
+        proc = subprocess.Popen(
+            [sys.executable, '-m', 'shelvefix', 'race', '--target', 'nova',
+             '--scenario', 'lifecycle', '--workers', '1'],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.addCleanup(proc.wait)
+        self.addCleanup(proc.kill)
+        runners = []
+        for _ in range(300):
+            runners = _children(proc.pid)
+            if runners:
+                break
+            time.sleep(0.1)
+        self.assertEqual(1, len(runners), runners)
+        # Well into the lifecycle's exploration (minutes long), then held
+        # as if in one long run: it sends nothing that would find the
+        # command gone.
+        time.sleep(8)
+        self.assertIsNone(proc.poll())
+        os.kill(runners[0], signal.SIGSTOP)
+        self.addCleanup(self._end, runners[0])
+        proc.kill()
+        proc.wait(timeout=30)
+        for _ in range(300):
+            if _gone(runners[0]):
+                break
+            time.sleep(0.1)
+        self.assertTrue(_gone(runners[0]), 'the runner outlived the command')
+
+    @staticmethod
+    def _end(pid):
+        for signum in (signal.SIGCONT, signal.SIGKILL):
+            try:
+                os.kill(pid, signum)
+            except ProcessLookupError:
+                return
