@@ -193,7 +193,7 @@ class NovaRaceProgram(NovaProgram):
 
 def after(done, name):
     """A ``give_up`` that is true once the actor ``name`` has ended."""
-    return lambda: name in done and done[name].is_set()
+    return lambda: random_runs.finished(done, name)
 
 
 def instrument(controller, cloud, run, names, services, wait):

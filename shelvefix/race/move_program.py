@@ -57,6 +57,7 @@ from shelvefix import race
 from shelvefix.race import move_cloud
 from shelvefix.race import move_outcomes
 from shelvefix.race import program
+from shelvefix.race import random_runs
 from shelvefix.race import steps
 from shelvefix.race import variants
 
@@ -117,7 +118,7 @@ class MoveRaceProgram(program.CloudProgram):
         done = done or {}
 
         def after(name):
-            return lambda: program.finished(done, name)
+            return lambda: random_runs.finished(done, name)
 
         funcs = {
             'periodic-1': lambda: cloud.periodic(SOURCE),

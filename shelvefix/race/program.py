@@ -219,12 +219,6 @@ class CloudProgram(_Program):
         return self._finish(cloud, results)
 
 
-def finished(done, name):
-    """Whether the actor ``name`` has ended (``done``: see ``_actors``)."""
-    event = done.get(name)
-    return event is not None and event.is_set()
-
-
 class CloudRaceProgram(CloudProgram):
     """One cell of ``unshelve-periodic`` or ``lifecycle``.
 
@@ -261,10 +255,10 @@ class CloudRaceProgram(CloudProgram):
             'periodic-1': lambda: cloud.periodic(cloud_mod.SOURCE),
             'conductor': lambda: cloud.api_unshelve(
                 timeout=timeout, poll_interval=poll_interval,
-                give_up=lambda: finished(done, 'compute-1')),
+                give_up=lambda: random_runs.finished(done, 'compute-1')),
             'compute-2': lambda: cloud.serve(
                 timeout=timeout,
-                give_up=lambda: finished(done, 'conductor')),
+                give_up=lambda: random_runs.finished(done, 'conductor')),
             'periodic-2': lambda: cloud.periodic(cloud_mod.DESTINATION),
         }
         return [(name, funcs[name]) for name in self.actors]

@@ -52,3 +52,13 @@ def run_threads(funcs, rng, max_start_delay, done=None):
             thread.join(max(0.0, deadline - time.monotonic()))
         raise
     return results
+
+
+def finished(done, name):
+    """Whether the actor ``name`` has ended.
+
+    :param done: ``{actor: threading.Event}`` set as each actor of a run
+        with real threads ends (empty when the explorer orders the run)
+    """
+    event = done.get(name)
+    return event is not None and event.is_set()
