@@ -37,6 +37,7 @@ extensions = [
     'reno.sphinxext',
     'api_coverage',
     'command_help',
+    'corpus_table',
     'py_names',
     'sequence_diagrams',
 ]

@@ -73,6 +73,34 @@ def add_progress_argument(parser):
              '%d s)' % Progress.EVERY)
 
 
+def check_workers(args):
+    """``--workers``: forked explorer processes, at most one per CPU.
+
+    Unset (None), it is one per CPU with the double, else 1.
+
+    :raises CommandError: not positive, more than the CPUs, or more than
+        1 with a backend forked workers cannot share
+    """
+    from shelvefix import backends
+    from shelvefix.explorer import parallel
+    cpus = parallel.available_cpus()
+    if args.workers is None:
+        args.workers = cpus if args.backend == backends.DOUBLE else 1
+        return
+    if args.workers < 1:
+        raise CommandError('--workers needs a positive number')
+    if args.workers > 1 and args.backend != backends.DOUBLE:
+        raise CommandError(
+            '--workers %d needs --backend double: worker processes are '
+            'forked, and the %s backend\'s connections cannot be shared '
+            'with them' % (args.workers, args.backend))
+    if args.workers > cpus:
+        raise CommandError(
+            '--workers %d: this machine lets the search use %d CPU(s), and '
+            'more workers than CPUs only slow it down; use at most %d'
+            % (args.workers, cpus, cpus))
+
+
 def add_json_argument(parser):
     """``--json``: print the results as one JSON document."""
     parser.add_argument('--json', action='store_true',

@@ -3,6 +3,9 @@
 ``race``
     explore every interleaving of shelve-offload and unshelve on the
     library's real code (the main job; :mod:`shelvefix.cmd.race`);
+``corpus``
+    nova's historical allocation races on a nova tree, and the corpus's
+    self-test (:mod:`shelvefix.cmd.corpus`);
 ``timeline``
     one offload and unshelve, and the ordered placement requests and saves
     (:mod:`shelvefix.cmd.timeline`);
@@ -48,8 +51,8 @@ from shelvefix.cmd import common
 from shelvefix.cmd import interrupt
 from shelvefix.cmd import output
 
-COMMANDS = ('race', 'timeline', 'contract', 'check', 'faults', 'stress',
-            'cleanup')
+COMMANDS = ('race', 'corpus', 'timeline', 'contract', 'check', 'faults',
+            'stress', 'cleanup')
 DEBUG_HELP = ('log what the library does (DEBUG and up) to stderr, and '
               'show the traceback of an unexpected error; by default logs '
               'are off, the races produce expected warnings')

@@ -6,7 +6,8 @@ legacy) × the way compute frees allocations (GET + PUT empty, DELETE), the
 compute manager's shelve-offload against the scheduler's claim),
 ``unshelve-periodic``, ``lifecycle``, the move scenarios
 ``resize-confirm``, ``resize-revert``, ``evacuate``, ``resize-delete``
-and ``resize-migrate``, or ``all`` of them; ``--target`` whose code runs
+and ``resize-migrate``, on nova only ``resize`` and ``shelve-api``, or
+``all`` of them; ``--target`` whose code runs
 (:mod:`shelvefix.race.targets`: the library's, or nova's through
 :mod:`shelvefix.nova`). The explorer runs the actors through every
 interleaving of their shared-state steps against a placement backend and
@@ -33,7 +34,9 @@ DESCRIPTION = (
     'Scenarios: offload-unshelve (the default; bug 1798688), '
     'unshelve-periodic (bugs 2025480 and 1862633), lifecycle, '
     'resize-confirm (bugs 1879878 and 1821594), resize-revert, evacuate, '
-    'resize-delete, resize-migrate, or all. Each runs the corrected code '
+    'resize-delete, resize-migrate, on the nova target only resize (the '
+    'cold resize itself) and shelve-api (two clients shelving one server '
+    'through nova\'s API), or all. Each runs the corrected code '
     'and the code before each fix, derived by rewriting the corrected '
     'code. --target nova (or --nova PATH) runs them on nova\'s own code '
     'instead: "corrected" is then the nova as it is.',
@@ -186,27 +189,6 @@ def _check_random(args):
     args.seed = args.seed or 0
 
 
-def _check_workers(args):
-    """``--workers``: forked explorer processes, at most one per CPU."""
-    from shelvefix.explorer import parallel
-    cpus = parallel.available_cpus()
-    if args.workers is None:
-        args.workers = cpus if args.backend == backends.DOUBLE else 1
-        return
-    if args.workers < 1:
-        raise common.CommandError('--workers needs a positive number')
-    if args.workers > 1 and args.backend != backends.DOUBLE:
-        raise common.CommandError(
-            '--workers %d needs --backend double: worker processes are '
-            'forked, and the %s backend\'s connections cannot be shared '
-            'with them' % (args.workers, args.backend))
-    if args.workers > cpus:
-        raise common.CommandError(
-            '--workers %d: this machine lets the search use %d CPU(s), and '
-            'more workers than CPUs only slow it down; use at most %d'
-            % (args.workers, cpus, cpus))
-
-
 def _check_variants(args):
     """Every ``--variant`` given must be one of a chosen scenario's."""
     known = set(cell.variant for scenario in _scenarios(args)
@@ -229,7 +211,7 @@ def run(args, out, err):
     _check_target(args)
     if args.diagram:
         common.check_writable(args.diagram)
-    _check_workers(args)
+    common.check_workers(args)
     _check_variants(args)
     if args.ghost and args.backend == backends.REMOTE:
         raise common.CommandError('--ghost needs a placement this process '
@@ -241,6 +223,11 @@ def run(args, out, err):
                 raise common.CommandError(
                     '%s applies to the offload-unshelve scenario only, not '
                     'to --scenario %s' % (option, args.scenario))
+    for scenario in _scenarios(args):
+        if args.target not in scenario.targets and args.scenario != race.ALL:
+            raise common.CommandError(
+                '--scenario %s runs on the %s target only'
+                % (scenario.name, ' and '.join(scenario.targets)))
     if not any(_cells(args, scenario) for scenario in _scenarios(args)):
         raise common.CommandError(
             'no cell of --scenario %s matches the --variant/--ordering and '

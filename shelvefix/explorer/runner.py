@@ -22,7 +22,7 @@ WORKERS_AFTER = 0.05
 
 
 def explore(program, reduce=True, max_runs=None, progress=None,
-            step_timeout=10.0, workers=1):
+            step_timeout=10.0, workers=1, stop=None):
     """Run a program under every schedule, depth first.
 
     See :mod:`shelvefix.explorer.search` for the search and for why, with
@@ -45,6 +45,9 @@ def explore(program, reduce=True, max_runs=None, progress=None,
         :mod:`shelvefix.explorer.parallel`: same runs, same order, same
         result), once the search has run for :data:`WORKERS_AFTER`
         seconds. The program's state must survive ``fork``.
+    :param stop: None or ``stop(record)``: once it is true of a recorded
+        run, the search ends there (its first counterexample, say); the
+        runs before it are those of the whole search, in the same order
     :returns: an :class:`~shelvefix.explorer.search.Exploration`
     :raises ExplorationError: for a nondeterministic program, an actor that
         neither reaches a step nor finishes in time, a guard that raises or
@@ -93,6 +96,9 @@ def explore(program, reduce=True, max_runs=None, progress=None,
                 exploration.complete = True
                 break
             if max_runs is not None and len(exploration.runs) >= max_runs:
+                break
+            if stop is not None and stop(result.record):
+                exploration.stopped = True
                 break
     finally:
         pool.close()

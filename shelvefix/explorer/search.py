@@ -158,7 +158,9 @@ class Exploration(object):
 
     :ivar runs: list of :class:`~shelvefix.explorer.model.RunRecord`, in
         exploration order
-    :ivar complete: False if ``max_runs`` stopped the search early
+    :ivar complete: False if ``max_runs`` or ``stop`` ended the search
+        early
+    :ivar stopped: True if ``stop`` ended it
     :ivar elapsed: wall-clock seconds spent
     :ivar pruned: actor choices never made: summed over the choice points
         finished, the enabled actors not explored there (0 without
@@ -177,6 +179,7 @@ class Exploration(object):
     def __init__(self, reduce):
         self.runs = []
         self.complete = False
+        self.stopped = False
         self.elapsed = 0.0
         self.pruned = 0
         self.blocked = 0

@@ -39,6 +39,8 @@ def cells(scenario):
     :param scenario: a :class:`~shelvefix.race.scenarios.Scenario`
     """
     found = []
+    if race.NOVA not in scenario.targets:
+        return found
     for cell in scenario.cells():
         cell = cell._replace(free=None)
         if cell.variant in VARIANTS and cell not in found:

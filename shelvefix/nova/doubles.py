@@ -15,7 +15,7 @@ conductor and scheduler code in one process:
   ``select_destinations`` runs nova's own ``SchedulerManager`` in-process
   on a copy of the request spec, as the message bus would hand it over;
 * :class:`ComputeRouter` - what ``nova.compute.rpcapi.ComputeAPI`` sends
-  through: a cast puts the message on a :class:`shelvefix.rpc.Transport`;
+  through (:mod:`~.bus`: casts, calls, and hosts not consuming);
 * :class:`ServiceLocks` - nova's locks (``nova.utils.synchronized``, which
   ends in ``oslo_concurrency.lockutils.lock``) become the locks of the
   service process the calling thread belongs to, one
@@ -29,16 +29,18 @@ import threading
 
 import fixtures
 from nova.compute import power_state
-from nova import context as nova_context
 from nova import exception as nova_exception
 from nova.network import model as network_model
 from nova import objects
 from nova.virt import hardware
 from oslo_concurrency import lockutils
 
+from shelvefix.nova import bus
 from shelvefix import utils
 
-COMPUTE_TOPIC = 'compute'
+COMPUTE_TOPIC = bus.COMPUTE_TOPIC
+#: Where :class:`~.lifecycle.NovaCloud` finds it (:mod:`~.bus`).
+ComputeRouter = bus.ComputeRouter
 
 
 def class_call(func):
@@ -54,11 +56,6 @@ def class_call(func):
     return classmethod(lambda cls, *args, **kwargs: func(*args, **kwargs))
 
 
-def _received(ctxt):
-    """A request context as the receiver of a message gets it."""
-    return nova_context.RequestContext.from_dict(ctxt.to_dict())
-
-
 class HostDriver(object):
     """The virt driver of one host, with one node named like the host.
 
@@ -68,6 +65,9 @@ class HostDriver(object):
     :param events: a list the calls are recorded in
 
     :ivar failing: names of the move calls that raise :class:`DriverFailed`
+    :ivar checks_shared_storage: the driver answers nova's check of
+        whether a server's disk is on shared storage (an RPC call to the
+        other host); False: it does not implement it
     """
 
     def __init__(self, host, node_uuid, inventory, events):
@@ -77,6 +77,7 @@ class HostDriver(object):
         self.events = events
         self.running = set()
         self.failing = ()
+        self.checks_shared_storage = False
 
     def _record(self, name, *args):
         self.events.append(('%s driver.%s' % (self.host, name),) + args)
@@ -117,7 +118,7 @@ class HostDriver(object):
 
     def destroy(self, context, instance, network_info, block_device_info=None,
                 destroy_disks=True, destroy_secrets=True):
-        self._record('destroy')
+        self._record('destroy', destroy_disks)
         self.running.discard(instance.uuid)
 
     def spawn(self, context, instance, image_meta, injected_files,
@@ -127,6 +128,9 @@ class HostDriver(object):
         if 'spawn' in self.failing:
             raise DriverFailed('spawn')
         self.running.add(instance.uuid)
+
+    def plug_vifs(self, instance, network_info):
+        self._record('plug_vifs')
 
     def get_volume_connector(self, instance):
         return {'host': self.host}
@@ -178,8 +182,25 @@ class HostDriver(object):
         raise NotImplementedError()
 
     def check_instance_shared_storage_local(self, context, instance):
-        # Local disks only: a revert destroys the destination's.
-        raise NotImplementedError()
+        """What a host asking whether a disk is shared hands the other.
+
+        Local disks only: the other host's answer
+        (:meth:`check_instance_shared_storage_remote`) is always no.
+        Unless :attr:`checks_shared_storage`, the check is not implemented
+        and nova takes the disk for local without asking (a revert
+        destroys the destination's).
+        """
+        if not self.checks_shared_storage:
+            raise NotImplementedError()
+        self._record('check_instance_shared_storage_local')
+        return {'filename': 'shared-check-of-%s' % instance.uuid}
+
+    def check_instance_shared_storage_remote(self, context, data):
+        self._record('check_instance_shared_storage_remote')
+        return False
+
+    def check_instance_shared_storage_cleanup(self, context, data):
+        self._record('check_instance_shared_storage_cleanup')
 
 
 class DriverFailed(Exception):
@@ -275,65 +296,9 @@ class SchedulerRPC(object):
                             return_objects=False, return_alternates=False):
         # An RPC call: the scheduler gets its own copies.
         return self.scheduler.select_destinations(
-            _received(context), spec_obj=spec_obj.obj_clone(),
+            bus.received(context), spec_obj=spec_obj.obj_clone(),
             instance_uuids=instance_uuids, return_objects=return_objects,
             return_alternates=return_alternates)
-
-
-class _PreparedClient(object):
-    def __init__(self, router, server):
-        self.router = router
-        self.server = server
-
-    def cast(self, ctxt, method, **kwargs):
-        self.router.transport.cast(COMPUTE_TOPIC, self.server, method,
-                                   _received(ctxt), **kwargs)
-
-    def call(self, ctxt, method, **kwargs):
-        endpoint = self.router.endpoints.get(self.server)
-        if endpoint is None:
-            raise AssertionError('nova made an RPC call %s to %s, which the '
-                                 'harness does not serve'
-                                 % (method, self.server))
-        # The caller waits while the server's service runs the method, on
-        # copies of the arguments, as the message bus would hand them over.
-        run_as, manager = endpoint
-        copies = {name: (value.obj_clone()
-                         if isinstance(value, objects.base.NovaObject)
-                         else value)
-                  for name, value in kwargs.items()}
-        return run_as(lambda: getattr(manager, method)(
-            _received(ctxt), **copies))()
-
-
-class _Client(object):
-    def __init__(self, router):
-        self.router = router
-
-    def can_send_version(self, version):
-        return True
-
-    def prepare(self, server=None, version=None, **kwargs):
-        return _PreparedClient(self.router, server)
-
-
-class ComputeRouter(object):
-    """Stands for the ``ClientRouter`` of nova's compute RPC API.
-
-    :param transport: the :class:`shelvefix.rpc.Transport` the compute
-        services receive casts from
-
-    :ivar endpoints: ``{host: (run_as, manager)}`` of the services that
-        serve calls: ``run_as(func)`` wraps ``func`` to run as the host's
-        service (:meth:`ServiceLocks.running`)
-    """
-
-    def __init__(self, transport):
-        self.transport = transport
-        self.endpoints = {}
-
-    def client(self, ctxt):
-        return _Client(self)
 
 
 class ServiceLocks(fixtures.Fixture):

@@ -19,10 +19,16 @@ What runs is nova's code:
   compute-2 from the server's allocations;
 * compute-1's service starting again: the part of ``init_host`` that
   cleans up after evacuations, ``_destroy_evacuated_instances`` (the
-  guest destroyed, compute-1 removed from the server's allocations with
+  guest destroyed, its disk too if the other host says it is not on
+  shared storage: an RPC call, which times out if it goes to compute-1,
+  not serving calls before its start-up is over; compute-1 removed from
+  the server's allocations with
   ``remove_provider_tree_from_instance_allocation``, the migration
-  ``completed``); the rest of ``init_host`` (the driver's start-up, each
-  local instance's recovery) has nothing to do with placement;
+  ``completed``), and the recovery (``_init_instance``) of each of the
+  host's instances it did not report evacuated (a server still
+  rebuilding there is set to ``ERROR``); the rest of ``init_host`` (the
+  driver's start-up, the check of interrupted builds) has nothing to do
+  with the server;
 * compute-2's periodic audit.
 
 Or it starts (:data:`SCHEDULED`) once the conductor has run, not
@@ -35,14 +41,17 @@ This module imports nova (see :mod:`shelvefix.nova`).
 from nova.compute import power_state
 from nova.compute import task_states
 from nova.compute import vm_states
+from nova import exception as nova_exception
 from nova import objects
 from oslo_utils import uuidutils
 
+from shelvefix.nova import bus
 from shelvefix.nova import doubles
 from shelvefix.nova import harness
 from shelvefix.nova import lifecycle
 from shelvefix.nova import moves
 from shelvefix.objects import migration as migration_obj
+from shelvefix.race import move_outcomes
 
 SOURCE = moves.SOURCE
 DESTINATION = moves.DESTINATION
@@ -59,6 +68,12 @@ class ImageAPI(object):
         return 'http://glance.example/images/%s' % image_ref
 
 
+def _refused_claim(*args, **kwargs):
+    """A rebuild claim the destination's tracker refuses."""
+    raise nova_exception.ComputeResourcesUnavailable(
+        reason='the claim is refused (an injected fault)')
+
+
 class EvacuationRun(moves.MoveRun):
     """One run: the services, and a server whose host is down."""
 
@@ -73,6 +88,13 @@ class EvacuationRun(moves.MoveRun):
         for host in moves.HOSTS:
             self.computes[host].image_api = ImageAPI()
         self.computes[DESTINATION].driver.failing = cloud.failing
+        for host in moves.HOSTS:
+            self.computes[host].driver.checks_shared_storage = True
+        # compute-2 serves calls; compute-1, down, does not consume until
+        # its start-up is over (source_starts).
+        cloud.router.timed_out = []
+        cloud.router.endpoints[SOURCE] = bus.NOT_CONSUMING
+        cloud.router.endpoints[DESTINATION] = self._endpoint(DESTINATION)
         uuid = uuidutils.generate_uuid()
         self.migration_uuid = uuidutils.generate_uuid()
         self.cloud.database.static = lifecycle.static_fields(uuid)
@@ -105,6 +127,8 @@ class EvacuationRun(moves.MoveRun):
                         'resources': moves.resources(flavor)}}},
                 harness.PROJECT, harness.USER, harness.CLAIM_VERSION))
         self.computes[SOURCE].driver.running.add(uuid)
+        if cloud.claim_fails:
+            self.rts[DESTINATION].rebuild_claim = _refused_claim
         self.holdings = {uuid: {self.providers[SOURCE]}}
         for host in moves.HOSTS:
             # compute-1 audited its node before it went down.
@@ -119,6 +143,11 @@ class EvacuationRun(moves.MoveRun):
             self.scheduled = self.transport.receive(
                 doubles.COMPUTE_TOPIC, DESTINATION, timeout=0)
         return uuid
+
+    def _endpoint(self, host):
+        """``host``'s service, serving the RPC calls made to it."""
+        return (lambda func: self.cloud.locks.running(host, func),
+                self.computes[host])
 
     # -- the actors ---------------------------------------------------------
 
@@ -141,10 +170,44 @@ class EvacuationRun(moves.MoveRun):
         return True
 
     def source_starts(self):
-        """compute-1's service starts: it cleans up after evacuations."""
+        """compute-1's service starts: it cleans up after evacuations.
+
+        In ``init_host``'s order: the host's instances are listed, the
+        evacuations away from it are cleaned up, then each listed instance
+        that clean-up did not report evacuated is recovered. Only then
+        does compute-1's RPC server consume: a call nova makes to compute-1
+        meanwhile times out. nova logs such a timeout and goes on: the
+        shared-storage check of a guest to destroy then takes the disk for
+        shared, and keeps it (:meth:`end_labels` judges that).
+        """
         compute = self.computes[SOURCE]
         context = harness.context(SOURCE, is_admin=True)
-        compute._destroy_evacuated_instances(
-            context, {node.uuid: node
-                      for node in compute.rt.compute_nodes.values()})
+        router = self.cloud.router
+        calls = len(router.timed_out)
+        try:
+            instances = objects.InstanceList.get_by_host_and_node(
+                context, SOURCE, SOURCE)
+            evacuated = compute._destroy_evacuated_instances(
+                context, {node.uuid: node
+                          for node in compute.rt.compute_nodes.values()})
+            for instance in instances:
+                if instance.uuid not in evacuated:
+                    compute._init_instance(context, instance)
+        finally:
+            router.endpoints[SOURCE] = self._endpoint(SOURCE)
+        for host, method, error in router.timed_out[calls:]:
+            self.events.append(('%s rpc.call timed out' % SOURCE, method,
+                                host))
         return True
+
+    def end_labels(self):
+        """What the run left on compute-1's disks, as outcome labels.
+
+        compute-1's storage is its own (the driver's shared-storage check
+        says so): a guest it destroyed with ``destroy_disks=False`` left
+        its disk behind, for good (:data:`~shelvefix.race.move_outcomes.
+        SOURCE_DISK_KEPT`).
+        """
+        kept = any(event[0] == '%s driver.destroy' % SOURCE and
+                   event[1:] == (False,) for event in self.events)
+        return [move_outcomes.SOURCE_DISK_KEPT] if kept else []

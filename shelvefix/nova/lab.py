@@ -111,6 +111,10 @@ class NovaLab(object):
             return
         try:
             if self._process.poll() is None:
+                if exc_info and exc_info[0] is not None:
+                    # Interrupted, or failed: a runner in the middle of a
+                    # search would read QUIT only once it ends.
+                    self._process.terminate()
                 try:
                     self._channel.send((QUIT,))
                 except (BrokenPipeError, OSError):
@@ -169,10 +173,18 @@ class NovaLab(object):
         return value
 
     def explore(self, scenario, cell, reduce=True, progress=None,
-                workers=1):
-        """Explore one cell on nova; its ``CellResult``."""
-        return self._ask((EXPLORE, scenario.name, cell,
-                          dict(reduce=reduce, workers=workers)), progress)
+                workers=1, stop_at=(), without=()):
+        """Explore one cell on nova; its ``CellResult``.
+
+        :param stop_at: end the search at the first run showing one of
+            these symptoms (:func:`shelvefix.race.scenarios.shows`)
+        :param without: actors of the scenario left out
+            (:class:`shelvefix.nova.target.CellProgram`)
+        """
+        options = dict(reduce=reduce, workers=workers, stop_at=tuple(stop_at))
+        if without:
+            options['without'] = tuple(without)
+        return self._ask((EXPLORE, scenario.name, cell, options), progress)
 
     def random(self, scenario, cell, runs, seed, progress=None):
         """``runs`` random runs of one cell on nova; a ``RandomResult``."""

@@ -132,6 +132,10 @@ class NovaCloud(fixtures.Fixture):
     :param manager_cls: the compute manager class of both hosts
     :param tracker_cls: the resource tracker class of both hosts
     :param binding_fails: neutron fails to bind ports on compute-2
+    :param spawn_fails: compute-2's virt driver fails to spawn
+    :param placement_faults: faults placement's transport injects in each
+        run (keyword arguments of ``inject_fault``), armed anew by
+        :meth:`start`
 
     :ivar placement: the placement fixture, shared by the runs
     :ivar providers: ``{host: rp_uuid}``
@@ -143,12 +147,15 @@ class NovaCloud(fixtures.Fixture):
     def __init__(self, backend='double',
                  manager_cls=nova_manager.ComputeManager,
                  tracker_cls=resource_tracker.ResourceTracker,
-                 binding_fails=False):
+                 binding_fails=False, spawn_fails=False,
+                 placement_faults=()):
         super(NovaCloud, self).__init__()
         self.backend = backend
         self.manager_cls = manager_cls
         self.tracker_cls = tracker_cls
         self.binding_fails = binding_fails
+        self.spawn_fails = spawn_fails
+        self.placement_faults = tuple(placement_faults)
         self.run = None
 
     def _setUp(self):
@@ -178,6 +185,16 @@ class NovaCloud(fixtures.Fixture):
         self.useFixture(fixtures.MonkeyPatch(
             'nova.compute.resource_tracker.ResourceTracker._update',
             lambda rt, context, compute_node, startup=False: None))
+        # The report client's retries back off for up to seconds: the
+        # explorer orders the retry's requests, the sleep adds nothing.
+        self.useFixture(fixtures.MonkeyPatch(
+            'nova.scheduler.client.report.time.sleep', lambda seconds: None))
+
+    def arm_faults(self):
+        """Placement's faults, each to hit afresh in the next run."""
+        self.placement.clear_faults()
+        for fault in self.placement_faults:
+            self.placement.inject_fault(**fault)
 
     def start(self, start=ON_SOURCE):
         """A fresh :class:`Run`: new services, store, transport and locks."""
@@ -185,6 +202,8 @@ class NovaCloud(fixtures.Fixture):
         self.database.events = []
         self.run = Run(self, start)
         self.router.transport = self.run.transport
+        # After the run's set-up: the faults hit the actors' requests.
+        self.arm_faults()
         return self.run
 
 
@@ -226,6 +245,8 @@ class Run(object):
     def _build_host(self, host):
         driver = doubles.HostDriver(host, self.providers[host], INVENTORY,
                                     self.events)
+        if self.cloud.spawn_fails and host == DESTINATION:
+            driver.failing = ('spawn',)
         reportclient = self._client()
         rt = self.cloud.tracker_cls(host, driver, reportclient=reportclient)
         rt.set_service_ref(self.cloud.database.services[host])

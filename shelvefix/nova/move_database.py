@@ -14,6 +14,7 @@ This module imports nova (see :mod:`shelvefix.nova`).
 import fixtures
 from nova import exception as nova_exception
 from nova import objects
+from nova.objects import instance as nova_instance
 
 from shelvefix import exception as shelvefix_exception
 from shelvefix.nova import doubles
@@ -30,14 +31,48 @@ ROW_FIELDS = migration_obj.FIELDS
 #: Statuses ``get_in_progress_and_error`` leaves out (nova's database API).
 NOT_IN_PROGRESS_OR_ERROR = ('confirmed', 'reverted', 'failed', 'completed',
                             'cancelled', 'done')
+#: nova's own lazy-load (the lifecycle's database refuses every one), and
+#: its read of the field: taken before any fixture patches them.
+NOVA_OBJ_LOAD_ATTR = nova_instance.Instance.obj_load_attr
+NOVA_LOAD_FIELD = nova_instance.Instance._obj_load_attr
+#: The optional instance fields nova's ``_obj_load_attr`` reads with
+#: ``Instance.get_by_uuid`` (``_load_flavor``, ``_load_generic``), like
+#: the columns, rather than from other tables.
+ROW_LOADED = ('flavor', 'old_flavor', 'new_flavor', 'metadata',
+              'system_metadata', 'info_cache')
+
+
+def listed_instance(database, context, row, expected_attrs):
+    """A nova ``Instance`` as a list by filters makes it.
+
+    Only the row's columns and the optional fields asked for
+    (``expected_attrs``): the others are lazy-loaded when read, as nova
+    does.
+    """
+    values = dict(database.static)
+    values.update(row)
+    for field in nova_instance.INSTANCE_OPTIONAL_ATTRS:
+        if field not in (expected_attrs or ()):
+            values.pop(field, None)
+    instance = objects.Instance(context=context, **values)
+    instance.obj_reset_changes(recursive=True)
+    return instance
 
 
 class MoveDatabase(fixtures.Fixture):
     """nova's migration records, on the run's migration store.
 
-    And the two instance reads only the move paths make: the instance's
-    extra record (``drop_migration_context``) and a list by filters (the
-    source's start-up looking for the guests it still has).
+    And the instance reads only the move paths make: the instance's
+    extra record (``drop_migration_context``), a list by filters (the
+    source's start-up looking for the guests it still has: destroyed
+    instances too, unless the filters say otherwise, and only the
+    columns, as nova's) and the lazy-load of a field such a list left out:
+    nova's own ``obj_load_attr`` and ``_obj_load_attr`` run, the latter
+    only for the fields it reads from the instance's row (:data:`ROW_LOADED`
+    and the columns), with ``Instance.get_by_uuid``, which finds a
+    destroyed instance only under a context that reads deleted rows
+    (``read_deleted='yes'``), else raises ``InstanceNotFound``, as nova's
+    database API does.
 
     :param database: the :class:`~.database.Database` (its ``store`` is
         the instance store, its ``load`` makes nova instances)
@@ -80,6 +115,10 @@ class MoveDatabase(fixtures.Fixture):
 
     def _setUp(self):
         database = self
+        if any(func.__module__ != nova_instance.__name__
+               for func in (NOVA_OBJ_LOAD_ATTR, NOVA_LOAD_FIELD)):
+            raise AssertionError('move_database was imported while nova\'s '
+                                 'Instance lazy-load was patched')
 
         def save(migration):
             changes = {field: getattr(migration, field)
@@ -140,11 +179,28 @@ class MoveDatabase(fixtures.Fixture):
                 return all(row.get(name) in (value if isinstance(value, list)
                                              else [value])
                            for name, value in filters.items())
-            rows = database.database.store.query()
+            store = database.database.store
+            # One read of the table, destroyed rows included.
+            rows = store.query()
+            live = set(row['uuid'] for row in rows)
+            rows += [dict(store.peek(uuid), deleted=True)
+                     for uuid in store.uuids()
+                     if uuid not in live and store.is_deleted(uuid)]
             return objects.InstanceList(objects=[
-                database.database.load(context, row)
+                listed_instance(database.database, context, row,
+                                expected_attrs)
                 for row in rows if matches(dict(
                     row, deleted=row.get('deleted', False)))])
+
+        def load_field(instance, attrname):
+            if (attrname in nova_instance.INSTANCE_OPTIONAL_ATTRS and
+                    attrname not in ROW_LOADED):
+                raise AssertionError(
+                    'nova lazy-loaded Instance.%s, which the harness does '
+                    'not read from its row' % attrname)
+            # nova's own, which reads the row with Instance.get_by_uuid
+            # (the database's stub: read_deleted as the context says).
+            NOVA_LOAD_FIELD(instance, attrname)
 
         def by_instance_and_status(context, instance_uuid, status):
             rows = database.migrations.query(instance_uuid=instance_uuid,
@@ -184,6 +240,9 @@ class MoveDatabase(fixtures.Fixture):
              'get_in_progress_and_error',
              doubles.class_call(in_progress_and_error)),
             ('nova.db.main.api.instance_extra_update_by_uuid', extra_update),
+            ('nova.objects.instance.Instance.obj_load_attr',
+             NOVA_OBJ_LOAD_ATTR),
+            ('nova.objects.instance.Instance._obj_load_attr', load_field),
         ]
         for name, value in patches:
             self.useFixture(fixtures.MonkeyPatch(name, value))

@@ -124,8 +124,10 @@ def classify(run, results, injected=()):
                   if not isinstance(result.error,
                                     nova_exception.InstanceNotFound)}
     judged = move_outcomes.classify_move(_Judged(run), others, injected)
+    # What only the run's own records say (an evacuated guest's disk).
+    extra = getattr(run, 'end_labels', lambda: [])()
     return outcomes.as_outcome(labels + [
-        label for label in judged if label != outcomes.OK])
+        label for label in judged if label != outcomes.OK] + extra)
 
 
 class NovaMoveProgram(program.NovaProgram):

@@ -102,11 +102,15 @@ class NovaMoveCloud(lifecycle.NovaCloud):
     :param failing: names of driver methods that fail: compute-1's on a
         resized server (``confirm_migration``: bug 1821594's fault),
         compute-2's on an evacuated one (``spawn``)
+    :param claim_fails: compute-2's tracker refuses an evacuated server's
+        rebuild claim (``ComputeResourcesUnavailable``)
     """
 
-    def __init__(self, backend='double', failing=(), **kwargs):
+    def __init__(self, backend='double', failing=(), claim_fails=False,
+                 **kwargs):
         super(NovaMoveCloud, self).__init__(backend=backend, **kwargs)
         self.failing = tuple(failing)
+        self.claim_fails = claim_fails
 
     def _setUp(self):
         super(NovaMoveCloud, self)._setUp()
@@ -130,6 +134,8 @@ class NovaMoveCloud(lifecycle.NovaCloud):
         self.database.events = []
         self.run = (run_cls or MoveRun)(self, start)
         self.router.transport = self.run.transport
+        # After the run's set-up: the faults hit the actors' requests.
+        self.arm_faults()
         return self.run
 
 

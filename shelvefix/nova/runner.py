@@ -68,14 +68,16 @@ def _serve(channel, backend):
         def progress(done):
             channel.send((lab.PROGRESS, done))
         try:
-            prog = target.program(backend, scenario, cell)
+            prog = target.program(backend, scenario, cell,
+                                  options.get('without', ()))
         except nova_target.NovaUnusable as e:
             channel.send((lab.UNUSABLE, str(e)))
             continue
         if kind == lab.EXPLORE:
             exploration = scenarios.explore(
                 prog, reduce=options['reduce'], progress=progress,
-                workers=options['workers'])
+                workers=options['workers'],
+                stop_at=options.get('stop_at', ()))
             result = report.summarise(cell, exploration)
         else:
             result = scenarios.run_random(prog, cell, options['runs'],

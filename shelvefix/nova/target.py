@@ -10,11 +10,17 @@ variants`) and fault, and the scenario's actors on it
 This module imports nova (see :mod:`shelvefix.nova`).
 """
 
+import json
+
+from shelvefix import nova as nova_target
+from shelvefix.nova import evacuated_delete
 from shelvefix.nova import lifecycle
 from shelvefix.nova import move_program
 from shelvefix.nova import moves
 from shelvefix.nova import program as program_mod
+from shelvefix.nova import resize
 from shelvefix.nova import second_move
+from shelvefix.nova import shelve_api
 from shelvefix.nova import variants
 from shelvefix import race
 from shelvefix.race import scenarios
@@ -24,6 +30,24 @@ from shelvefix.race import scenarios
 FAILING = {race.CONFIRM_FAILS: ('confirm_migration',),
            race.REBUILD_FAILS: ('spawn',)}
 
+#: What placement answers another writer of the same provider with, when
+#: its own retries run out (placement's error document).
+CONCURRENT_UPDATE_BODY = json.dumps({'errors': [{
+    'status': 409, 'title': 'Conflict',
+    'detail': 'There was a conflict when trying to complete your request.'
+              '\n\n update conflict: Another thread concurrently updated '
+              'the resource provider data. Please retry your update  ',
+    'code': 'placement.concurrent_update'}]})
+
+#: Placement's faults of each fault: keyword arguments of
+#: ``inject_fault``. ``concurrent-update``: the first write of
+#: allocations that moves them between consumers (``POST
+#: /allocations``) is answered as placement answers a writer that lost to
+#: a concurrent one.
+PLACEMENT_FAULTS = {race.CONCURRENT_UPDATE: (dict(
+    method='POST', path='^/allocations$', status=409,
+    body=CONCURRENT_UPDATE_BODY),)}
+
 
 class CellProgram(object):
     """One cell of a scenario on nova's code, for the explorer.
@@ -31,29 +55,60 @@ class CellProgram(object):
     :param backend: the placement backend's name (``double``, ``real``)
     :param scenario: the :class:`~shelvefix.race.scenarios.Scenario`
     :param cell: the :class:`~shelvefix.race.scenarios.Cell`
+    :param without: actors of the scenario left out (the move scenarios
+        and ``resize`` only; see :class:`~.move_program.NovaMoveProgram`)
+    :raises shelvefix.nova.NovaUnusable: actors left out of a scenario
+        that cannot leave them out
     """
 
-    def __init__(self, backend, scenario, cell):
+    def __init__(self, backend, scenario, cell, without=()):
+        without = tuple(without)
+        if without and (scenario.start in (scenarios.ON_SOURCE,
+                                           scenarios.OFFLOADED) or
+                        scenario.name == race.SHELVE_API):
+            raise nova_target.NovaUnusable(
+                'the %s scenario on nova runs every one of its actors; it '
+                'cannot leave out %s' % (scenario.name, ', '.join(without)))
         code = variants.code(cell.variant)
         kwargs = dict(backend=backend, manager_cls=code.manager_cls,
-                      tracker_cls=code.tracker_cls)
-        if scenario.start in (scenarios.ON_SOURCE, scenarios.OFFLOADED):
+                      tracker_cls=code.tracker_cls,
+                      placement_faults=PLACEMENT_FAULTS.get(cell.fault, ()))
+        if scenario.name == race.SHELVE_API:
+            cloud_cls = shelve_api.ShelveApiCloud
+        elif scenario.name == race.RESIZE:
+            cloud_cls = resize.ResizeCloud
+            kwargs.update(resize.cloud_kwargs(cell.fault))
+        elif scenario.start in (scenarios.ON_SOURCE, scenarios.OFFLOADED):
             cloud_cls = lifecycle.NovaCloud
             kwargs['binding_fails'] = cell.fault == race.PORT_BINDING
+            kwargs['spawn_fails'] = cell.fault == race.SPAWN_FAILS
         else:
             cloud_cls = (second_move.SecondMoveCloud
                          if scenario.name == race.RESIZE_MIGRATE
                          else moves.NovaMoveCloud)
             kwargs['failing'] = FAILING.get(cell.fault, ())
+            kwargs['claim_fails'] = cell.fault == race.CLAIM_FAILS
         self.cloud = cloud_cls(**kwargs)
         self.cloud.setUp()
         try:
-            if cloud_cls is lifecycle.NovaCloud:
+            if cloud_cls is shelve_api.ShelveApiCloud:
+                self.inner = shelve_api.ShelveApiProgram(self.cloud,
+                                                         scenario.name)
+            elif cloud_cls is resize.ResizeCloud:
+                self.inner = resize.ResizeProgram(self.cloud,
+                                                  without=without)
+            elif cloud_cls is lifecycle.NovaCloud:
                 self.inner = program_mod.NovaRaceProgram(self.cloud,
                                                          scenario.name)
+            elif scenario.name == race.EVACUATE_DELETE:
+                self.inner = evacuated_delete.EvacuatedDeleteProgram(
+                    self.cloud)
             else:
-                self.inner = move_program.NovaMoveProgram(self.cloud,
-                                                          scenario.name)
+                self.inner = move_program.NovaMoveProgram(
+                    self.cloud, scenario.name, without)
+        except ValueError as e:
+            self.cloud.cleanUp()
+            raise nova_target.NovaUnusable('%s: %s' % (scenario.name, e))
         except Exception:
             self.cloud.cleanUp()
             raise
@@ -71,6 +126,6 @@ class CellProgram(object):
         self.cloud.cleanUp()
 
 
-def program(backend, scenario, cell):
+def program(backend, scenario, cell, without=()):
     """The explorer program of one cell (see :class:`CellProgram`)."""
-    return CellProgram(backend, scenario, cell)
+    return CellProgram(backend, scenario, cell, without)

@@ -44,6 +44,8 @@ SURFACE = {
                              'image_ref'),
         'terminate_instance': ('context', 'instance', 'bdms'),
         '_destroy_evacuated_instances': ('context', 'node_cache'),
+        # An RPC call the lab serves (shelvefix.nova.bus).
+        'check_instance_shared_storage': ('ctxt', 'data'),
     }, 'InstanceEvents': {}},
     'nova.compute.resource_tracker': {'ResourceTracker': {
         '__init__': ('host', 'driver', 'reportclient'),
@@ -63,7 +65,17 @@ SURFACE = {
                            'disk_over_commit', 'clean_shutdown',
                            'request_spec', 'host_list'),
     }},
-    'nova.compute.api': {'API': {'delete': ('context', 'instance')}},
+    'nova.compute.api': {'API': {'delete': ('context', 'instance'),
+                                 'shelve': ('context', 'instance')}},
+    'nova.api.openstack.compute.shelve': {'ShelveController': {
+        '_shelve': ('req', 'id', 'body')}},
+    'nova.context': {
+        'RequestContext': {'can': ('action', 'target', 'fatal')},
+        None: {'scatter_gather_single_cell': ('context', 'cell_mapping',
+                                              'fn')}},
+    'nova.objects.instance_mapping': {'InstanceMapping': {'save': ()}},
+    'nova.objects.instance_action': {'InstanceAction': {
+        'action_start': ('context', 'instance_uuid', 'action_name')}},
     'nova.scheduler.manager': {'SchedulerManager': {}},
     'nova.scheduler.host_manager': {'HostManager': {}},
     'nova.scheduler.client.report': {

@@ -63,8 +63,12 @@ RESIZE_REVERT = 'resize-revert'
 EVACUATE = 'evacuate'
 RESIZE_DELETE = 'resize-delete'
 RESIZE_MIGRATE = 'resize-migrate'
+RESIZE = 'resize'
+SHELVE_API = 'shelve-api'
+EVACUATE_DELETE = 'evacuate-delete'
 SCENARIOS = (OFFLOAD_UNSHELVE, UNSHELVE_PERIODIC, LIFECYCLE, RESIZE_CONFIRM,
-             RESIZE_REVERT, EVACUATE, RESIZE_DELETE, RESIZE_MIGRATE)
+             RESIZE_REVERT, EVACUATE, RESIZE_DELETE, RESIZE_MIGRATE, RESIZE,
+             SHELVE_API, EVACUATE_DELETE)
 ALL = 'all'
 DEFAULT_SCENARIO = OFFLOAD_UNSHELVE
 
@@ -80,3 +84,15 @@ GHOST = 'ghost'
 PORT_BINDING = 'port-binding'
 CONFIRM_FAILS = 'confirm-fails'
 REBUILD_FAILS = 'rebuild-fails'
+SPAWN_FAILS = 'spawn-fails'
+CONCURRENT_UPDATE = 'concurrent-update'
+# The resize's steps failing: compute-2's prep_resize (its claim),
+# compute-1's resize_instance, compute-2's finish_resize (their drivers).
+PREP_FAILS = 'prep-fails'
+RESIZE_FAILS = 'resize-fails'
+FINISH_FAILS = 'finish-fails'
+# An evacuation's: the destination's tracker refuses the rebuild claim.
+CLAIM_FAILS = 'claim-fails'
+FAULTS = (GHOST, PORT_BINDING, CONFIRM_FAILS, REBUILD_FAILS, SPAWN_FAILS,
+          CONCURRENT_UPDATE, PREP_FAILS, RESIZE_FAILS, FINISH_FAILS,
+          CLAIM_FAILS)

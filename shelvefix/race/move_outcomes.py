@@ -39,6 +39,10 @@ from shelvefix.race import outcomes
 
 MIGRATION_LEAKED = 'migration allocations leaked'
 DELETED_COUNTED = 'deleted server counted'
+#: An evacuated host destroyed its guest of the server but kept its disk
+#: (on storage it does not share): judged by the nova target's evacuation,
+#: whose source records how it destroyed the guest.
+SOURCE_DISK_KEPT = 'source disk kept'
 
 
 def _in_progress(migration):

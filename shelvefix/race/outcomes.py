@@ -30,8 +30,11 @@ CONSUMER_LEFT = 'consumer left behind'
 USAGE_UNTRACKED = 'usage untracked'
 HOST_LOST = 'host lost'
 TASK_STUCK = 'task state stuck'
+#: nova's REST API answered a client with a server error (HTTP 5xx).
+API_500 = 'API 500'
 BAD_OUTCOMES = (SCHEDULER_409, COMPUTE_409, CLAIM_WIPED, LEAKED,
-                CONSUMER_LEFT, USAGE_UNTRACKED, HOST_LOST, TASK_STUCK)
+                CONSUMER_LEFT, USAGE_UNTRACKED, HOST_LOST, TASK_STUCK,
+                API_500)
 #: The states of a server that has no host.
 HOSTLESS_STATES = (vm_states.SHELVED_OFFLOADED, vm_states.DELETED)
 #: Placement itself failed (a 5xx, a database error, no answer): not an

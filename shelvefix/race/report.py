@@ -238,7 +238,8 @@ def first_counterexamples(result):
     return pairs
 
 
-def _run_json(run):
+def run_json(run):
+    """JSON-able data of one run: schedule, steps, errors, outcome."""
     return {
         'schedule': list(run.schedule),
         'trace': [{'actor': e.step.actor, 'kind': e.step.kind,
@@ -265,7 +266,7 @@ def to_json(results):
         'repeated': r.repeated,
         'elapsed_s': round(r.elapsed, 4),
         'outcomes': r.counts,
-        'first_counterexamples': {label: _run_json(run)
+        'first_counterexamples': {label: run_json(run)
                                   for label, run in sorted(r.first.items())},
     } for r in results]
 

@@ -43,6 +43,10 @@ ON_SOURCE = 'on-source'
 OFFLOADED = 'offloaded'
 RESIZED = 'resized'
 EVACUATING = 'evacuating'
+ACTIVE_ON_SOURCE = 'active-on-source'
+#: Evacuated from compute-1 to compute-2 (the migration ``done``), and
+#: compute-1 not started again since.
+EVACUATED = 'evacuated'
 
 
 class Cell(collections.namedtuple('Cell', ['variant', 'free', 'fault'],
@@ -65,7 +69,8 @@ class Cell(collections.namedtuple('Cell', ['variant', 'free', 'fault'],
 
 class Scenario(collections.namedtuple(
         'Scenario', ['name', 'title', 'first_column', 'actors', 'start',
-                     'variant_faults', 'symptoms'])):
+                     'variant_faults', 'symptoms', 'targets'],
+        defaults=((race.LIBRARY, race.NOVA),))):
     """A scenario of the race lab.
 
     ``title`` heads its table and ``first_column`` names the table's first
@@ -73,12 +78,15 @@ class Scenario(collections.namedtuple(
     explorer lists them, ``host`` the compute host whose service (and
     locks) the actor runs for, or None for the API and conductor.
     ``start`` is where the server starts (:data:`ON_SOURCE`,
-    :data:`OFFLOADED`, :data:`RESIZED`, :data:`EVACUATING`).
+    :data:`OFFLOADED`, :data:`RESIZED`, :data:`EVACUATING`,
+    :data:`ACTIVE_ON_SOURCE`, :data:`EVACUATED`).
     ``variant_faults`` lists the cells' ``(variant, fault)``; in
     ``offload-unshelve`` each is crossed with the ways of freeing.
     ``symptoms`` are the outcomes its table always has a column for (with
     ``ok``): what its bugs show, so that a table of random runs has the
-    same columns whichever runs happened to show them.
+    same columns whichever runs happened to show them. ``targets`` are the
+    targets that have its program (both, unless the library does not have
+    its operation yet).
     """
 
     __slots__ = ()
@@ -190,6 +198,37 @@ SCENARIOS = collections.OrderedDict((s.name, s) for s in [
                     race.PRE_1879878,
                     (race.PRE_1821594, race.CONFIRM_FAILS)),
              _MOVE_SYMPTOMS),
+    # nova's only: the library has no prep_resize or resize_instance.
+    Scenario(race.RESIZE,
+             'resize a server from compute-1 to compute-2 (API + conductor '
+             '+ scheduler, compute-2, compute-1) against the periodic audit '
+             'on both hosts',
+             'variant', (('conductor', None), ('compute-2', DESTINATION),
+                         ('compute-1', SOURCE), ('periodic-1', SOURCE),
+                         ('periodic-2', DESTINATION)),
+             ACTIVE_ON_SOURCE,
+             _cells(race.CORRECTED, (race.CORRECTED, race.PREP_FAILS),
+                    (race.CORRECTED, race.RESIZE_FAILS),
+                    (race.CORRECTED, race.FINISH_FAILS)),
+             _MOVE_SYMPTOMS, targets=(race.NOVA,)),
+    # Two API clients (api-1, api-2) shelve the same server, active on
+    # compute-1, through nova's REST controller; nova's only.
+    Scenario(race.SHELVE_API,
+             'two clients shelve one active server at once through '
+             "nova's REST API",
+             'variant', (('api-1', None), ('api-2', None)),
+             ACTIVE_ON_SOURCE, _cells(race.CORRECTED),
+             (outcomes.OK, outcomes.API_500), targets=(race.NOVA,)),
+    # A server evacuated to compute-2 is deleted (the API's delete, and
+    # compute-2's terminate_instance) while compute-1's service starts
+    # again; nova's only.
+    Scenario(race.EVACUATE_DELETE,
+             'delete an evacuated server (API, compute-2) while its old '
+             "host's service starts again (compute-1)",
+             'variant', (('delete', None), ('compute-2', DESTINATION),
+                         ('compute-1', SOURCE)),
+             EVACUATED, _cells(race.CORRECTED),
+             _MOVE_SYMPTOMS, targets=(race.NOVA,)),
 ])
 
 
@@ -205,19 +244,32 @@ def get_scenario(name):
                          % (name, ', '.join(SCENARIOS)))
 
 
-def explore(prog, reduce=True, progress=None, workers=1):
+def shows(outcome, symptoms):
+    """Whether a run's ``outcome`` (labels) shows one of ``symptoms``.
+
+    A symptom names a label (``usage untracked``) or the start of one
+    (``periodic-1 error: TypeError`` for the labels of that exception).
+    """
+    return any(label == symptom or label.startswith(symptom)
+               for label in outcome for symptom in symptoms)
+
+
+def explore(prog, reduce=True, progress=None, workers=1, stop_at=()):
     """Explore every interleaving of a cell's program ``prog``.
 
     ``workers`` above 1 runs the explorer's executions in that many forked
     processes (the double only: see :mod:`shelvefix.explorer.parallel`).
-    The program is closed on the way out.
+    With ``stop_at`` (symptoms, see :func:`shows`) the search ends at the
+    first run showing one of them. The program is closed on the way out.
 
     :returns: a :class:`~shelvefix.explorer.controller.Exploration` whose
         run outcomes are label tuples (see :mod:`shelvefix.race.outcomes`)
     """
     with closing(prog):
-        return explorer.explore(prog, reduce=reduce, progress=progress,
-                                workers=workers)
+        return explorer.explore(
+            prog, reduce=reduce, progress=progress, workers=workers,
+            stop=(lambda record: shows(record.outcome, stop_at))
+            if stop_at else None)
 
 
 @contextlib.contextmanager

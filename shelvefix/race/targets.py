@@ -85,7 +85,9 @@ class LibraryLab(object):
 
     @staticmethod
     def cells(scenario, ghost=False):
-        """The cells of ``scenario`` on the library."""
+        """The cells of ``scenario`` on the library (none if it lacks it)."""
+        if race.LIBRARY not in scenario.targets:
+            return []
         return scenario.cells(ghost=ghost)
 
     def explore(self, scenario, cell, reduce=True, progress=None,

@@ -272,9 +272,12 @@ class EvacuateTestCase(MoveTestCase):
     def test_start_up_against_the_claim(self):
         exploration = self.explore(self.program.EVACUATE,
                                    without=('periodic-2',))
+        # Also the source's disk kept, when its start-up's shared storage
+        # check of an evacuation with no destination yet calls itself
+        # (test_evacuation_rpc).
         self.assertOnly([outcomes.OK, outcomes.LEAKED,
-                         outcomes.SCHEDULER_409, outcomes.CLAIM_WIPED],
-                        exploration)
+                         outcomes.SCHEDULER_409, outcomes.CLAIM_WIPED,
+                         move_outcomes.SOURCE_DISK_KEPT], exploration)
         for run, end in zip(exploration.runs, self.ends):
             # compute-1's start-up and the scheduler's claim read the
             # server's allocations at the same generation, and the first
@@ -310,7 +313,8 @@ class EvacuateTestCase(MoveTestCase):
                                    without=('periodic-2',),
                                    failing=('spawn',))
         self.assertOnly([outcomes.OK, outcomes.CLAIM_WIPED, outcomes.LEAKED,
-                         outcomes.SCHEDULER_409], exploration)
+                         outcomes.SCHEDULER_409,
+                         move_outcomes.SOURCE_DISK_KEPT], exploration)
         for run in exploration.runs:
             # Every bad end: the start-up found the evacuation in flight,
             # and removed compute-1 from the allocations of a server that

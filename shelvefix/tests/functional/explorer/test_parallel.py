@@ -83,6 +83,15 @@ class ParallelTestCase(testtools.TestCase):
         self.assertEqual(3, len(together.runs))
         self.assertFalse(together.complete)
 
+    def test_stop(self):
+        plan = test_optimality.HAND_WRITTEN['four actors']
+        together = self.assertSameExploration(
+            programs.plan_program(plan), 'stop',
+            stop=lambda record: record.index == 4)
+        self.assertEqual(5, len(together.runs))
+        self.assertTrue(together.stopped)
+        self.assertEqual([], multiprocessing.active_children())
+
     def test_results_that_do_not_pickle_arrive(self):
         def program(controller):
             state = {'x': 0}

@@ -287,6 +287,28 @@ class ExplorationTestCase(testtools.TestCase):
         self.assertRaises(ValueError, explorer.explore,
                           independent_program(1, 1), max_runs=0)
 
+    def test_stop_at_first_counterexample(self):
+        whole = explorer.explore(counter_program(), reduce=True)
+        first_lost = whole.first(LOST).index
+        exploration = explorer.explore(
+            counter_program(), reduce=True,
+            stop=lambda record: record.outcome == LOST)
+        self.assertTrue(exploration.stopped)
+        self.assertFalse(exploration.complete)
+        self.assertEqual(first_lost + 1, len(exploration.runs))
+        self.assertLess(len(exploration.runs), len(whole.runs))
+        # The same runs as the whole search, in its order.
+        self.assertEqual([run.schedule for run in whole.runs[:first_lost + 1]],
+                         [run.schedule for run in exploration.runs])
+
+    def test_stop_never_true_is_the_whole_search(self):
+        whole = explorer.explore(counter_program('locked'))
+        exploration = explorer.explore(counter_program('locked'),
+                                       stop=lambda record: False)
+        self.assertFalse(exploration.stopped)
+        self.assertTrue(exploration.complete)
+        self.assertEqual(len(whole.runs), len(exploration.runs))
+
     def test_outcome_counts_and_first(self):
         exploration = explorer.explore(counter_program(), reduce=False)
         self.assertEqual(['ok', LOST], list(exploration.outcome_counts()))

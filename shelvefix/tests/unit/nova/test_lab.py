@@ -165,11 +165,13 @@ class AnswerTestCase(base.TestCase):
         nova_lab = self.lab((lab.PROGRESS, 1), (lab.RESULT, 'summary'))
         progress = mock.Mock()
         self.assertEqual('summary', nova_lab.explore(
-            scenario, cell, reduce=False, progress=progress, workers=2))
+            scenario, cell, reduce=False, progress=progress, workers=2,
+            stop_at=['usage untracked']))
         progress.assert_called_once_with(1)
         self.assertEqual(
             (lab.EXPLORE, race.RESIZE_CONFIRM, cell,
-             {'reduce': False, 'workers': 2}),
+             {'reduce': False, 'workers': 2,
+              'stop_at': ('usage untracked',)}),
             lab.Channel(io.BytesIO(self.sent.getvalue()), None).receive())
 
     def test_random_asks_for_runs(self):
@@ -220,3 +222,18 @@ class ExitTestCase(base.TestCase):
         self.assertIsNone(nova_lab._process)
         self.assertTrue(process.stdout.closed)
         process.wait.assert_called_once_with(timeout=30)
+        process.terminate.assert_not_called()
+
+    def test_an_interrupted_search_stops_the_runner_at_once(self):
+        # A runner in the middle of a search reads no QUIT until the search
+        # ends: on the way out of an interrupt it is terminated.
+        nova_lab = lab.NovaLab(None, 'double')
+        process = mock.Mock(stdin=io.BytesIO(), stdout=io.BytesIO())
+        process.poll.return_value = None
+        process.wait.return_value = -15
+        nova_lab._process = process
+        nova_lab._stderr = io.BytesIO()
+        nova_lab._channel = lab.Channel(process.stdout, process.stdin)
+        nova_lab.__exit__(KeyboardInterrupt, KeyboardInterrupt(), None)
+        process.terminate.assert_called_once_with()
+        self.assertIsNone(nova_lab._process)

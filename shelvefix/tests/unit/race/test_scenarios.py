@@ -1,5 +1,6 @@
 """The scenario registry: declarations every target reads the same way."""
 
+from shelvefix import backends
 from shelvefix import race
 from shelvefix.race import move_program
 from shelvefix.race import outcomes
@@ -9,7 +10,8 @@ from shelvefix.race import targets
 from shelvefix.tests import base
 
 STARTS = (scenarios.ON_SOURCE, scenarios.OFFLOADED, scenarios.RESIZED,
-          scenarios.EVACUATING)
+          scenarios.EVACUATING, scenarios.ACTIVE_ON_SOURCE,
+          scenarios.EVACUATED)
 
 
 class ScenarioTestCase(base.TestCase):
@@ -36,9 +38,8 @@ class ScenarioTestCase(base.TestCase):
                              scenario.name)
             for variant, fault in scenario.variant_faults:
                 self.assertIn(variant, race.VARIANTS, scenario.name)
-                self.assertIn(fault, (None, race.PORT_BINDING,
-                                      race.CONFIRM_FAILS,
-                                      race.REBUILD_FAILS), scenario.name)
+                self.assertIn(fault, (None,) + race.FAULTS, scenario.name)
+                self.assertNotEqual(race.GHOST, fault, scenario.name)
             self.assertTrue(scenario.title)
             self.assertIn(scenario.first_column, ('ordering', 'variant'))
 
@@ -83,7 +84,9 @@ class LibraryProgramTestCase(base.TestCase):
             race.RESIZE_DELETE: move_program.MoveRaceProgram,
             race.RESIZE_MIGRATE: move_program.MoveRaceProgram,
         }
-        self.assertEqual(set(race.SCENARIOS), set(expected))
+        library = {name for name, scenario in scenarios.SCENARIOS.items()
+                   if race.LIBRARY in scenario.targets}
+        self.assertEqual(library, set(expected))
         for name, cls in expected.items():
             scenario = scenarios.get_scenario(name)
             cell = scenario.cells()[0]
@@ -96,3 +99,30 @@ class LibraryProgramTestCase(base.TestCase):
         scenario = scenarios.get_scenario(race.OFFLOAD_UNSHELVE)
         self.assertEqual(scenario.cells(ghost=True),
                          targets.LibraryLab.cells(scenario, ghost=True))
+
+
+class StopAtTestCase(base.TestCase):
+    """``explore(..., stop_at=...)``: a search that ends at a symptom."""
+
+    def test_shows(self):
+        self.assertTrue(scenarios.shows(('ok', 'usage untracked'),
+                                        ('usage untracked',)))
+        self.assertTrue(scenarios.shows(
+            ('periodic-1 error: TypeError: x',), ('periodic-1 error',)))
+        self.assertFalse(scenarios.shows(('ok',), ('usage untracked',)))
+        self.assertFalse(scenarios.shows(('usage',), ('usage untracked',)))
+
+    def test_stop_at_the_first_counterexample(self):
+        scenario = scenarios.get_scenario(race.OFFLOAD_UNSHELVE)
+        cell = scenarios.Cell(race.LEGACY, race.DELETE)
+        placement = self.useFixture(backends.make_backend('double'))
+        whole = scenarios.explore(targets.program(placement, scenario, cell))
+        first = min(run.index for run in whole.runs
+                    if outcomes.SCHEDULER_409 in run.outcome)
+        stopped = scenarios.explore(
+            targets.program(placement, scenario, cell),
+            stop_at=(outcomes.SCHEDULER_409,))
+        self.assertTrue(stopped.stopped)
+        self.assertEqual(first + 1, len(stopped.runs))
+        self.assertLess(len(stopped.runs), len(whole.runs))
+        self.assertIn(outcomes.SCHEDULER_409, stopped.runs[-1].outcome)
