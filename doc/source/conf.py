@@ -58,7 +58,7 @@ autodoc_inherit_docstrings = False
 # which builds placement (and needs its database) at import time: the page
 # documents the module, not the application object. The nova target's
 # modules (shelvefix.nova) import nova, which the docs do not install.
-autodoc_mock_imports = ['placement.wsgi.api', 'nova']
+autodoc_mock_imports = ['placement.wsgi.api', 'nova', 'oslo_messaging']
 
 # -- API coverage (_ext/api_coverage.py) ------------------------------------
 

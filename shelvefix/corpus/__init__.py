@@ -19,7 +19,6 @@ import os
 import yaml
 
 from shelvefix import race
-from shelvefix.race import scenarios
 
 CONCURRENCY = 'concurrency'
 FAILURE = 'failure-path'
@@ -116,6 +115,9 @@ def _row(entry, number):
         raise CorpusError('%s: no scenario %r' % (where, row.scenario))
     if row.fault is not None and row.fault not in race.FAULTS:
         raise CorpusError('%s: no fault %r' % (where, row.fault))
+    # The registry imports the explorer: only once a row needs it (the
+    # command's --help does not).
+    from shelvefix.race import scenarios
     actors = scenarios.get_scenario(row.scenario).actor_names
     unknown = [name for name in row.without if name not in actors]
     if unknown:
