@@ -6,13 +6,14 @@ legacy) × the way compute frees allocations (GET + PUT empty, DELETE), the
 compute manager's shelve-offload against the scheduler's claim),
 ``unshelve-periodic``, ``lifecycle``, the move scenarios
 ``resize-confirm``, ``resize-revert``, ``evacuate``, ``resize-delete``
-and ``resize-migrate``, on nova only ``resize`` and ``shelve-api``, or
-``all`` of them; ``--target`` whose code runs
-(:mod:`shelvefix.race.targets`: the library's, or nova's through
-:mod:`shelvefix.nova`). The explorer runs the actors through every
-interleaving of their shared-state steps against a placement backend and
-counts outcomes. The exit status is 0 only if the corrected code shows no
-bad outcome, so the command can gate CI."""
+and ``resize-migrate``, on nova only ``resize``, ``shelve-api``,
+``evacuate-delete`` and ``service-delete``, or ``all`` of them;
+``--target`` whose code runs (:mod:`shelvefix.race.targets`: the
+library's, or nova's through :mod:`shelvefix.nova`). The explorer runs
+the actors through every interleaving of their shared-state steps
+against a placement backend and counts outcomes. The exit status is 0
+only if the corrected code shows no bad outcome, so the command can gate
+CI."""
 
 import json
 
@@ -35,8 +36,10 @@ DESCRIPTION = (
     'unshelve-periodic (bugs 2025480 and 1862633), lifecycle, '
     'resize-confirm (bugs 1879878 and 1821594), resize-revert, evacuate, '
     'resize-delete, resize-migrate, on the nova target only resize (the '
-    'cold resize itself) and shelve-api (two clients shelving one server '
-    'through nova\'s API), or all. Each runs the corrected code '
+    'cold resize itself), shelve-api (two clients shelving one server '
+    'through nova\'s API), evacuate-delete (an evacuated server deleted '
+    'as its old host starts again) and service-delete (the old host\'s '
+    'compute service deleted instead), or all. Each runs the corrected code '
     'and the code before each fix, derived by rewriting the corrected '
     'code. --target nova (or --nova PATH) runs them on nova\'s own code '
     'instead: "corrected" is then the nova as it is.',

@@ -178,6 +178,11 @@ class Database(fixtures.Fixture):
             except KeyError:
                 raise nova_exception.ComputeHostNotFound(host=uuid)
 
+        def compute_nodes_by_uuids(context, uuids):
+            return objects.ComputeNodeList(objects=[
+                database.compute_nodes[uuid].obj_clone() for uuid in uuids
+                if uuid in database.compute_nodes])
+
         def empty(list_cls):
             return doubles.class_call(
                 lambda *args, **kwargs: list_cls(objects=[]))
@@ -200,6 +205,8 @@ class Database(fixtures.Fixture):
              doubles.class_call(by_uuid)),
             ('nova.objects.compute_node.ComputeNode.get_by_uuid',
              doubles.class_call(compute_node_by_uuid)),
+            ('nova.objects.compute_node.ComputeNodeList.get_all_by_uuids',
+             doubles.class_call(compute_nodes_by_uuids)),
             ('nova.objects.migration.MigrationList.'
              'get_in_progress_and_error', empty(objects.MigrationList)),
             ('nova.objects.pci_device.PciDeviceList.get_by_compute_node',

@@ -90,6 +90,9 @@ class HostDriver(object):
     def get_available_nodes(self, refresh=False):
         return [self.host]
 
+    def get_nodenames_by_uuid(self, refresh=False):
+        return {self.node_uuid: self.host}
+
     def node_is_available(self, nodename):
         return nodename == self.host
 
@@ -280,17 +283,29 @@ class SchedulerRPC(object):
     :param events: a list the casts are recorded in
     :param scheduler: a nova ``SchedulerManager`` (for the conductor's
         ``select_destinations``), or None
+    :ivar instance_info: None, or the scheduler's view of the servers on
+        each host, ``{host: set of instance uuids}``, shared by the run's
+        clients: what nova's ``HostManager`` keeps from these casts
+        (an update adds the servers listed, a delete removes one; no host
+        is unknown to it, none needs re-creating from the database)
     """
 
     def __init__(self, events, scheduler=None):
         self.events = events
         self.scheduler = scheduler
+        self.instance_info = None
 
     def update_instance_info(self, context, host_name, instance_info):
         self.events.append(('scheduler.update_instance_info', host_name))
+        if self.instance_info is not None:
+            self.instance_info.setdefault(host_name, set()).update(
+                instance.uuid for instance in instance_info.objects)
 
     def delete_instance_info(self, context, host_name, instance_uuid):
         self.events.append(('scheduler.delete_instance_info', host_name))
+        if self.instance_info is not None:
+            self.instance_info.setdefault(host_name, set()).discard(
+                instance_uuid)
 
     def select_destinations(self, context, spec_obj, instance_uuids,
                             return_objects=False, return_alternates=False):

@@ -7,8 +7,9 @@
 the evacuation migration ``done``, and placement holds the server's
 allocations on both hosts, as nova leaves them until compute-1's service
 starts again. compute-1 has been down since: when it starts, it is a new
-process, whose tracker knows only its node's record (what nova's
-``init_host`` reads), and whose hypervisor still runs the old guest.
+process, whose tracker knows no compute node before its first audit
+(``init_host`` reads the node's record from the database), and whose
+hypervisor still runs the old guest.
 That hypervisor frees what a destroyed guest used, its flavor, as nova's
 own fake driver does: destroying the guest reads ``instance.flavor``.
 
@@ -90,20 +91,18 @@ class EvacuatedDeleteRun(deletion.DeleteRun, evacuation.EvacuationRun):
         return uuid
 
     def _restart_source(self):
-        """compute-1's service is a new process: new tracker and driver."""
-        compute, old = self.computes[SOURCE], self.rts[SOURCE]
+        """compute-1's service is a new process: new tracker and driver.
+
+        The tracker knows no compute node yet (see :meth:`~.evacuation.
+        EvacuationRun._fresh_tracker`).
+        """
+        compute = self.computes[SOURCE]
         driver = GuestDriver(SOURCE, self.providers[SOURCE],
                              lifecycle.INVENTORY, self.events)
         driver.running = set(compute.driver.running)
-        rt = self.cloud.tracker_cls(SOURCE, driver,
-                                    reportclient=compute.reportclient)
-        rt.set_service_ref(self.cloud.database.services[SOURCE])
-        rt.provider_tree = old.provider_tree
-        # The node's record, as init_host reads it from the database.
-        rt.compute_nodes = dict(old.compute_nodes)
-        compute.driver, compute.rt = driver, rt
+        compute.driver = driver
         harness.add_share_manager(compute, driver)
-        self.rts[SOURCE] = rt
+        self._fresh_tracker()
 
 
 def classify(run, results, injected=()):

@@ -4,7 +4,8 @@
 nova's ``API.evacuate`` leaves a server whose host is down: ``ACTIVE`` on
 compute-1 with task ``REBUILDING``, an evacuation migration ``accepted``
 (source compute-1, no destination yet), placement holding the server's
-allocations on compute-1, and compute-1's guest still on its hypervisor.
+allocations on compute-1, and compute-1's guest still on its hypervisor
+(unless the cloud's ``guest_lost``: the host was redeployed meanwhile).
 What runs is nova's code:
 
 * the conductor's ``ComputeTaskManager.rebuild_instance``: the scheduler's
@@ -52,6 +53,7 @@ from shelvefix.nova import lifecycle
 from shelvefix.nova import moves
 from shelvefix.objects import migration as migration_obj
 from shelvefix.race import move_outcomes
+from shelvefix.race import outcomes
 
 SOURCE = moves.SOURCE
 DESTINATION = moves.DESTINATION
@@ -76,6 +78,9 @@ def _refused_claim(*args, **kwargs):
 
 class EvacuationRun(moves.MoveRun):
     """One run: the services, and a server whose host is down."""
+
+    #: compute-1's service started once the evacuation was ``done``.
+    started_after_done = False
 
     def _create_instance(self, start):
         if start not in (EVACUATING, SCHEDULED):
@@ -126,7 +131,8 @@ class EvacuationRun(moves.MoveRun):
                     self.providers[SOURCE]: {
                         'resources': moves.resources(flavor)}}},
                 harness.PROJECT, harness.USER, harness.CLAIM_VERSION))
-        self.computes[SOURCE].driver.running.add(uuid)
+        if not cloud.guest_lost:
+            self.computes[SOURCE].driver.running.add(uuid)
         if cloud.claim_fails:
             self.rts[DESTINATION].rebuild_claim = _refused_claim
         self.holdings = {uuid: {self.providers[SOURCE]}}
@@ -172,7 +178,9 @@ class EvacuationRun(moves.MoveRun):
     def source_starts(self):
         """compute-1's service starts: it cleans up after evacuations.
 
-        In ``init_host``'s order: the host's instances are listed, the
+        A new process, with a new resource tracker
+        (:meth:`_fresh_tracker`). In ``init_host``'s order: its nodes are
+        read (``_get_nodes``), the host's instances are listed, the
         evacuations away from it are cleaned up, then each listed instance
         that clean-up did not report evacuated is recovered. Only then
         does compute-1's RPC server consume: a call nova makes to compute-1
@@ -181,15 +189,21 @@ class EvacuationRun(moves.MoveRun):
         shared, and keeps it (:meth:`end_labels` judges that).
         """
         compute = self.computes[SOURCE]
+        self._fresh_tracker()
         context = harness.context(SOURCE, is_admin=True)
         router = self.cloud.router
         calls = len(router.timed_out)
         try:
+            # init_host's nodes: the driver's, read from the database.
+            nodes = compute._get_nodes(context)
             instances = objects.InstanceList.get_by_host_and_node(
                 context, SOURCE, SOURCE)
-            evacuated = compute._destroy_evacuated_instances(
-                context, {node.uuid: node
-                          for node in compute.rt.compute_nodes.values()})
+            # Only compute-1's clean-up moves a done evacuation on: done
+            # once the start-up has begun, the clean-up reads it done and
+            # must clean up (end_labels).
+            self.started_after_done = (
+                self.saved_migration()['status'] == migration_obj.DONE)
+            evacuated = compute._destroy_evacuated_instances(context, nodes)
             for instance in instances:
                 if instance.uuid not in evacuated:
                     compute._init_instance(context, instance)
@@ -200,14 +214,39 @@ class EvacuationRun(moves.MoveRun):
                                 host))
         return True
 
-    def end_labels(self):
-        """What the run left on compute-1's disks, as outcome labels.
+    def _fresh_tracker(self):
+        """compute-1's service is a new process: a new resource tracker.
 
-        compute-1's storage is its own (the driver's shared-storage check
-        says so): a guest it destroyed with ``destroy_disks=False`` left
-        its disk behind, for good (:data:`~shelvefix.race.move_outcomes.
-        SOURCE_DISK_KEPT`).
+        It knows no compute node before the first audit, which nova's
+        service runs only once ``init_host`` is over (``pre_start_hook``).
         """
-        kept = any(event[0] == '%s driver.destroy' % SOURCE and
-                   event[1:] == (False,) for event in self.events)
-        return [move_outcomes.SOURCE_DISK_KEPT] if kept else []
+        compute, old = self.computes[SOURCE], self.rts[SOURCE]
+        rt = self.cloud.tracker_cls(SOURCE, compute.driver,
+                                    reportclient=compute.reportclient)
+        rt.set_service_ref(self.cloud.database.services[SOURCE])
+        rt.provider_tree = old.provider_tree
+        compute.rt = self.rts[SOURCE] = rt
+
+    def end_labels(self):
+        """What only the run's own records say, as outcome labels.
+
+        * compute-1's storage is its own (the driver's shared-storage check
+          says so): a guest it destroyed with ``destroy_disks=False`` left
+          its disk behind, for good (:data:`~shelvefix.race.move_outcomes.
+          SOURCE_DISK_KEPT`);
+        * compute-1's service started once the evacuation was ``done``, and
+          the server, not deleted, still holds compute-1's allocations: the
+          start-up that removes them has been and gone, nothing else will
+          (``allocations leaked``; the move lab's judge allows them to a
+          done evacuation, not knowing whether the source has started
+          since).
+        """
+        labels = []
+        if any(event[0] == '%s driver.destroy' % SOURCE and
+               event[1:] == (False,) for event in self.events):
+            labels.append(move_outcomes.SOURCE_DISK_KEPT)
+        if (self.started_after_done and
+                not self.store.is_deleted(self.uuid) and
+                self.providers[SOURCE] in self.held()):
+            labels.append(outcomes.LEAKED)
+        return labels

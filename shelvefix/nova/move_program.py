@@ -123,11 +123,17 @@ def classify(run, results, injected=()):
         others = {name: result for name, result in others.items()
                   if not isinstance(result.error,
                                     nova_exception.InstanceNotFound)}
-    judged = move_outcomes.classify_move(_Judged(run), others, injected)
+    judged_run = _Judged(run)
+    judged = move_outcomes.classify_move(judged_run, others, injected)
     # What only the run's own records say (an evacuated guest's disk).
     extra = getattr(run, 'end_labels', lambda: [])()
-    return outcomes.as_outcome(labels + [
-        label for label in judged if label != outcomes.OK] + extra)
+    if run.scheduler_info is not None and move_outcomes.stale_hosts(
+            judged_run.saved(), judged_run.saved_migrations(),
+            run.scheduler_info, deleted=run.store.is_deleted(run.uuid)):
+        extra.append(move_outcomes.SCHEDULER_INFO_STALE)
+    labels += [label for label in judged if label != outcomes.OK]
+    return outcomes.as_outcome(
+        labels + [label for label in extra if label not in labels])
 
 
 class NovaMoveProgram(program.NovaProgram):

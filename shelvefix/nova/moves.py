@@ -104,13 +104,16 @@ class NovaMoveCloud(lifecycle.NovaCloud):
         compute-2's on an evacuated one (``spawn``)
     :param claim_fails: compute-2's tracker refuses an evacuated server's
         rebuild claim (``ComputeResourcesUnavailable``)
+    :param guest_lost: compute-1's hypervisor no longer has an evacuated
+        server's guest (the host was redeployed while it was down)
     """
 
     def __init__(self, backend='double', failing=(), claim_fails=False,
-                 **kwargs):
+                 guest_lost=False, **kwargs):
         super(NovaMoveCloud, self).__init__(backend=backend, **kwargs)
         self.failing = tuple(failing)
         self.claim_fails = claim_fails
+        self.guest_lost = guest_lost
 
     def _setUp(self):
         super(NovaMoveCloud, self)._setUp()
@@ -144,7 +147,12 @@ class MoveRun(lifecycle.Run):
 
     :ivar migrations: the migration store
     :ivar migration_uuid: the migration's uuid (its placement consumer)
+    :ivar scheduler_info: the scheduler's view of each host's servers, as
+        the computes' casts leave it (see :class:`~.doubles.SchedulerRPC`),
+        for a run that starts resized; None for the others
     """
+
+    scheduler_info = None
 
     def _create_instance(self, start):
         if start != RESIZED:
@@ -208,6 +216,11 @@ class MoveRun(lifecycle.Run):
             harness.PROJECT, harness.USER, harness.CLAIM_VERSION))
         self.computes[DESTINATION].driver.running.add(uuid)
         self.holdings = {uuid: {dst}, self.migration_uuid: {src}}
+        # Both hosts reported the server to the scheduler: compute-1 as it
+        # ran there, compute-2 as the resize finished.
+        self.scheduler_info = {SOURCE: {uuid}, DESTINATION: {uuid}}
+        for compute in self.computes.values():
+            compute.query_client.instance_info = self.scheduler_info
         return uuid
 
     def _api_load(self, actor):
@@ -256,13 +269,14 @@ class MoveRun(lifecycle.Run):
         """``{host: usage}`` each tracker counts on its node.
 
         From the compute node record the tracker keeps, less what nova
-        reserves for the host.
+        reserves for the host. A tracker with no record yet (a service
+        that started again, before its first audit) counts nothing and is
+        left out: its first audit follows its start-up.
         """
         counted = {}
         for host, rt in self.rts.items():
             node = rt.compute_nodes.get(host)
             if node is None:
-                counted[host] = {}
                 continue
             counted[host] = {
                 'VCPU': node.vcpus_used - CONF.reserved_host_cpus,

@@ -20,6 +20,7 @@ from shelvefix.nova import moves
 from shelvefix.nova import program as program_mod
 from shelvefix.nova import resize
 from shelvefix.nova import second_move
+from shelvefix.nova import service_delete
 from shelvefix.nova import shelve_api
 from shelvefix.nova import variants
 from shelvefix import race
@@ -88,6 +89,7 @@ class CellProgram(object):
                          else moves.NovaMoveCloud)
             kwargs['failing'] = FAILING.get(cell.fault, ())
             kwargs['claim_fails'] = cell.fault == race.CLAIM_FAILS
+            kwargs['guest_lost'] = cell.fault == race.GUEST_LOST
         self.cloud = cloud_cls(**kwargs)
         self.cloud.setUp()
         try:
@@ -103,6 +105,9 @@ class CellProgram(object):
             elif scenario.name == race.EVACUATE_DELETE:
                 self.inner = evacuated_delete.EvacuatedDeleteProgram(
                     self.cloud)
+            elif scenario.name == race.SERVICE_DELETE:
+                self.inner = service_delete.ServiceDeleteProgram(
+                    self.cloud, without)
             else:
                 self.inner = move_program.NovaMoveProgram(
                     self.cloud, scenario.name, without)

@@ -66,9 +66,10 @@ RESIZE_MIGRATE = 'resize-migrate'
 RESIZE = 'resize'
 SHELVE_API = 'shelve-api'
 EVACUATE_DELETE = 'evacuate-delete'
+SERVICE_DELETE = 'service-delete'
 SCENARIOS = (OFFLOAD_UNSHELVE, UNSHELVE_PERIODIC, LIFECYCLE, RESIZE_CONFIRM,
              RESIZE_REVERT, EVACUATE, RESIZE_DELETE, RESIZE_MIGRATE, RESIZE,
-             SHELVE_API, EVACUATE_DELETE)
+             SHELVE_API, EVACUATE_DELETE, SERVICE_DELETE)
 ALL = 'all'
 DEFAULT_SCENARIO = OFFLOAD_UNSHELVE
 
@@ -93,6 +94,9 @@ RESIZE_FAILS = 'resize-fails'
 FINISH_FAILS = 'finish-fails'
 # An evacuation's: the destination's tracker refuses the rebuild claim.
 CLAIM_FAILS = 'claim-fails'
+# The evacuated server's old host was redeployed: its hypervisor no longer
+# has the server's guest when its service starts again.
+GUEST_LOST = 'guest-lost'
 FAULTS = (GHOST, PORT_BINDING, CONFIRM_FAILS, REBUILD_FAILS, SPAWN_FAILS,
           CONCURRENT_UPDATE, PREP_FAILS, RESIZE_FAILS, FINISH_FAILS,
-          CLAIM_FAILS)
+          CLAIM_FAILS, GUEST_LOST)

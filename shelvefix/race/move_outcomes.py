@@ -43,6 +43,10 @@ DELETED_COUNTED = 'deleted server counted'
 #: (on storage it does not share): judged by the nova target's evacuation,
 #: whose source records how it destroyed the guest.
 SOURCE_DISK_KEPT = 'source disk kept'
+#: The scheduler's view of a host's servers (what the computes' instance
+#: info casts left) still holds a server that is not there: judged by the
+#: nova target's resize runs, whose scheduler client keeps that view.
+SCHEDULER_INFO_STALE = 'scheduler instance info stale'
 
 
 def _in_progress(migration):
@@ -85,6 +89,29 @@ def implied_usage(row, migrations, host):
         elif migration['source_compute'] == host and migration['old_flavor']:
             add(migration['old_flavor'])
     return usage
+
+
+def stale_hosts(row, migrations, info, deleted=False):
+    """The hosts the scheduler's instance info wrongly places a server on.
+
+    A server is on its saved host; while it is moving, with a migration in
+    progress, also on that migration's source and destination (nova
+    reports it to the destination as the move finishes there, and removes
+    it from the source as the move is confirmed). A deleted server is on
+    none.
+
+    :param info: ``{host: set of instance uuids}`` the scheduler keeps
+    :returns: the sorted hosts holding the server that it is not on
+    """
+    on = set()
+    if not (deleted or row['vm_state'] == vm_states.DELETED):
+        on.add(row['host'])
+        for migration in migrations:
+            if _in_progress(migration) and _moving(row):
+                on.update((migration['source_compute'],
+                           migration['dest_compute']))
+    return sorted(host for host, uuids in info.items()
+                  if row['uuid'] in uuids and host not in on)
 
 
 def under_counted(implied, counted):

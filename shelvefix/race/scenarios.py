@@ -229,6 +229,14 @@ SCENARIOS = collections.OrderedDict((s.name, s) for s in [
                          ('compute-1', SOURCE)),
              EVACUATED, _cells(race.CORRECTED),
              _MOVE_SYMPTOMS, targets=(race.NOVA,)),
+    # The host a server was evacuated from never comes back: the API
+    # deletes its compute service; nova's only.
+    Scenario(race.SERVICE_DELETE,
+             'delete the compute service of a host whose server was '
+             "evacuated (API) against compute-2's periodic audit",
+             'variant', (('api', None), ('periodic-2', DESTINATION)),
+             EVACUATED, _cells(race.CORRECTED),
+             _MOVE_SYMPTOMS, targets=(race.NOVA,)),
 ])
 
 

@@ -26,11 +26,13 @@ import os
 
 import testtools
 
+from shelvefix.race import move_outcomes
 from shelvefix.race import outcomes
 from shelvefix.tests.nova import base
 from shelvefix.tests.nova import test_moves
 
 CRASH = 'compute-1 later error: AttributeError'
+STALE = move_outcomes.SCHEDULER_INFO_STALE
 
 
 def last(run, actor, label):
@@ -58,7 +60,7 @@ class SecondMoveTestCase(SecondMoveTestBase):
 
     def test_the_confirm_wipes_the_second_moves_flavor(self):
         exploration = self.explore_second()
-        self.assertOnly({outcomes.OK, CRASH}, exploration)
+        self.assertOnly({outcomes.OK, CRASH, STALE}, exploration)
         wiped = 0
         for run, end in zip(exploration.runs, self.ends):
             stashed = test_moves.position(run, 'compute-1-prep',
@@ -67,7 +69,10 @@ class SecondMoveTestCase(SecondMoveTestBase):
             self.assertIsNotNone(stashed, run.format_trace())
             if cleared > stashed:
                 wiped += 1
-                self.assertEqual((CRASH,), run.outcome, run.format_trace())
+                # Nor did compute-1 tell the scheduler the server is back
+                # there: compute-2 still has it.
+                self.assertEqual((CRASH, STALE), run.outcome,
+                                 run.format_trace())
                 # finish_resize: no new flavor to set.
                 self.assertEqual(
                     {'instance': ('error', None, 'compute-1'),
@@ -114,6 +119,6 @@ class FullSecondMoveTestCase(SecondMoveTestBase):
 
     def test_the_audit_adds_nothing(self):
         exploration = self.explore_second(without=())
-        self.assertOnly({outcomes.OK, CRASH}, exploration)
+        self.assertOnly({outcomes.OK, CRASH, STALE}, exploration)
         part = self.explore_second()
         self.assertGreater(len(exploration.runs), len(part.runs))

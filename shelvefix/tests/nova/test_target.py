@@ -12,7 +12,8 @@ nova's latest release shows:
 * each pre-fix variant of issue 33, in every cell of its scenario, the bad
   outcomes the library's same variant shows in the same cell;
 * ``resize-revert`` as nova has it: ``usage untracked``, the revert
-  defect the lab found, so that ``shelvefix race --target nova`` ends 1.
+  defect the lab found, and the scheduler's stale view of the reverted
+  server, so that ``shelvefix race --target nova`` ends 1.
 
 The library's target cannot run here: it loads :mod:`shelvefix.conf`,
 whose ``[placement]`` group clashes with nova's (see
@@ -105,6 +106,11 @@ class TwoActorTestCase(base.NovaTestCase):
             self.labels(race.LEGACY))
 
 
+#: Labels only the nova target judges (its own records).
+NOVA_ONLY = {move_outcomes.SCHEDULER_INFO_STALE,
+             move_outcomes.SOURCE_DISK_KEPT}
+
+
 class VariantTestCase(testscenarios.WithScenarios, base.NovaTestCase):
     """Each pre-fix variant shows on nova what it shows on the library.
 
@@ -148,7 +154,11 @@ class VariantTestCase(testscenarios.WithScenarios, base.NovaTestCase):
     def test_same_bad_labels_as_the_library(self):
         library = self.explore(race.LIBRARY, *self.free)
         on_nova = self.explore(race.NOVA)
-        self.assertEqual(library, on_nova)
+        # But for what only nova's records say: pre-1821594's failed
+        # confirm also skips telling the scheduler (bug 1869050's fix is
+        # in the same finally), which the library has no scheduler for.
+        self.assertEqual(library, {
+            cell: labels - NOVA_ONLY for cell, labels in on_nova.items()})
         fault, *symptom = self.symptom
         self.assertEqual(set(symptom),
                          on_nova[self.variant, fault] & set(symptom))
@@ -218,17 +228,25 @@ class RevertCommandTestCase(base.NovaTestCase):
         self.assertTrue(any(line.startswith(on) for line in lines),
                         proc.stdout)
         # One cell on nova (nova-revert is nova's code as it is), whose
-        # runs ended ok or with compute-1's audit missing the server.
+        # runs all left the scheduler's view stale (nova's revert never
+        # updates it), some with compute-1's audit missing the server.
         header = [line for line in lines if line.startswith('variant ')]
         self.assertEqual([['variant', 'fault', 'interleavings', 'ok',
-                           outcomes.USAGE_UNTRACKED]],
+                           outcomes.USAGE_UNTRACKED,
+                           move_outcomes.SCHEDULER_INFO_STALE]],
                          [re.split(r'\s{2,}', line.strip())
                           for line in header])
-        rows = [line.split()[0] for line in lines
+        rows = [line.split() for line in lines
                 if re.match(r'\S+\s+\S+\s+\d+\s', line)]
-        self.assertEqual([race.CORRECTED], rows)
+        self.assertEqual(1, len(rows), rows)
+        variant, _fault, runs, ok, _untracked, stale = rows[0]
+        self.assertEqual((race.CORRECTED, '0', runs),
+                         (variant, ok, stale))
         self.assertIn('First counterexample: corrected, no fault: '
-                      'usage untracked', lines)
+                      'usage untracked, scheduler instance info stale',
+                      lines)
+        self.assertIn('First counterexample: corrected, no fault: '
+                      'scheduler instance info stale', lines)
         self.assertIn("Nova's code as it is: BAD OUTCOMES FOUND", lines)
 
 

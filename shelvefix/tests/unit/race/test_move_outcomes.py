@@ -228,6 +228,41 @@ class AwaitsSourceCleanupTestCase(base.TestCase):
                                                       kind), PROVIDERS))
 
 
+class StaleHostsTestCase(base.TestCase):
+    """Where the scheduler's instance info may place a server."""
+
+    def test_on_its_host_and_both_ends_of_a_move_in_progress(self):
+        stale = move_outcomes.stale_hosts
+        resized = row()
+        both = {SRC: {resized['uuid']}, DST: {resized['uuid']}}
+        self.assertEqual([], stale(resized, [migration()], both))
+        # Confirmed: the server is on compute-2 only.
+        confirmed = dict(resized, vm_state=vm_states.ACTIVE)
+        self.assertEqual([SRC], stale(
+            confirmed, [migration(migration_obj.CONFIRMED)], both))
+        self.assertEqual([], stale(
+            confirmed, [migration(migration_obj.CONFIRMED)],
+            {SRC: set(), DST: {resized['uuid']}}))
+        # Reverted: on compute-1 only.
+        reverted = dict(confirmed, host=SRC, node=SRC, flavor=OLD)
+        self.assertEqual([DST], stale(
+            reverted, [migration(migration_obj.REVERTED)], both))
+        # A move in progress of a server no longer moving proves nothing.
+        self.assertEqual([SRC], stale(confirmed, [migration()], both))
+
+    def test_a_deleted_server_is_nowhere(self):
+        stale = move_outcomes.stale_hosts
+        gone = row(vm_state=vm_states.DELETED)
+        info = {DST: {gone['uuid']}, SRC: {'another'}}
+        self.assertEqual([DST], stale(gone, [], info))
+        destroyed = row(vm_state=vm_states.ACTIVE)
+        self.assertEqual([DST], stale(destroyed, [],
+                                      {DST: {destroyed['uuid']}},
+                                      deleted=True))
+        self.assertEqual([], stale(destroyed, [], {DST: {'another'}},
+                                   deleted=True))
+
+
 def ended(**errors):
     """Every actor's result: done, or the error given for it."""
     names = ('compute-1', 'compute-2', 'periodic-1', 'periodic-2',
