@@ -7,7 +7,8 @@ compute manager's shelve-offload against the scheduler's claim),
 ``unshelve-periodic``, ``lifecycle``, the move scenarios
 ``resize-confirm``, ``resize-revert``, ``evacuate``, ``resize-delete``
 and ``resize-migrate``, on nova only ``resize``, ``shelve-api``,
-``evacuate-delete`` and ``service-delete``, or ``all`` of them;
+``evacuate-delete``, ``service-delete`` and ``live-migrate``, or
+``all`` of them;
 ``--target`` whose code runs (:mod:`shelvefix.race.targets`: the
 library's, or nova's through :mod:`shelvefix.nova`). The explorer runs
 the actors through every interleaving of their shared-state steps
@@ -38,8 +39,9 @@ DESCRIPTION = (
     'resize-delete, resize-migrate, on the nova target only resize (the '
     'cold resize itself), shelve-api (two clients shelving one server '
     'through nova\'s API), evacuate-delete (an evacuated server deleted '
-    'as its old host starts again) and service-delete (the old host\'s '
-    'compute service deleted instead), or all. Each runs the corrected code '
+    'as its old host starts again), service-delete (the old host\'s '
+    'compute service deleted instead) and live-migrate (a live migration '
+    'with no host named), or all. Each runs the corrected code '
     'and the code before each fix, derived by rewriting the corrected '
     'code. --target nova (or --nova PATH) runs them on nova\'s own code '
     'instead: "corrected" is then the nova as it is.',

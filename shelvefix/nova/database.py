@@ -178,10 +178,27 @@ class Database(fixtures.Fixture):
             except KeyError:
                 raise nova_exception.ComputeHostNotFound(host=uuid)
 
+        def compute_nodes_by_host(context, host, use_slave=False):
+            nodes = [node.obj_clone()
+                     for node in database.compute_nodes.values()
+                     if node.host == host]
+            if not nodes:
+                raise nova_exception.ComputeHostNotFound(host=host)
+            return objects.ComputeNodeList(objects=nodes)
+
         def compute_nodes_by_uuids(context, uuids):
             return objects.ComputeNodeList(objects=[
                 database.compute_nodes[uuid].obj_clone() for uuid in uuids
                 if uuid in database.compute_nodes])
+
+        def minimum_version(context, binaries, require_all=False):
+            # nova reads the cells' service versions from their databases,
+            # which the lab does not have, and takes a cell that fails to
+            # answer for one with no service: 0. The same, without the
+            # failure logged at each scheduling (the scheduler's owner
+            # filter then asks for no OWNER_NOVA trait, which the stubbed
+            # inventory reports never set).
+            return 0
 
         def empty(list_cls):
             return doubles.class_call(
@@ -207,6 +224,10 @@ class Database(fixtures.Fixture):
              doubles.class_call(compute_node_by_uuid)),
             ('nova.objects.compute_node.ComputeNodeList.get_all_by_uuids',
              doubles.class_call(compute_nodes_by_uuids)),
+            ('nova.objects.compute_node.ComputeNodeList.get_all_by_host',
+             doubles.class_call(compute_nodes_by_host)),
+            ('nova.objects.service.get_minimum_version_all_cells',
+             minimum_version),
             ('nova.objects.migration.MigrationList.'
              'get_in_progress_and_error', empty(objects.MigrationList)),
             ('nova.objects.pci_device.PciDeviceList.get_by_compute_node',

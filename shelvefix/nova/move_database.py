@@ -24,7 +24,7 @@ from shelvefix.objects import migration as migration_obj
 MIGRATION_ID = 1
 #: The migration fields nova's code on these paths may change and save:
 #: in the store's rows, and nova's own (kept beside them, per migration).
-STORED_FIELDS = ('status', 'dest_compute', 'dest_node')
+STORED_FIELDS = ('status', 'source_node', 'dest_compute', 'dest_node')
 NOVA_FIELDS = ('dest_host', 'dest_compute_id')
 #: The fields of the store's migration rows.
 ROW_FIELDS = migration_obj.FIELDS

@@ -147,6 +147,9 @@ class NovaMoveProgram(program.NovaProgram):
         (:data:`~.evacuation.SCHEDULED`)
     """
 
+    #: The services other actors' RPC calls run on, besides their own.
+    called = ()
+
     def __init__(self, cloud, scenario, without=()):
         actors = scenarios.get_scenario(scenario).actors
         unknown = sorted(set(without) - set(dict(actors)))
@@ -220,9 +223,11 @@ class NovaMoveProgram(program.NovaProgram):
             (run.uuid, '{instance}'), (run.migration_uuid, '{migration}'),
             (self.cloud.move_database.next_uuid, '{new migration}'),
             (src, '{compute-1}'), (dst, '{compute-2}')])
+        # A service the actors' RPC calls run on shares its locks with its
+        # own actor: they are contended, explorer steps.
         undo = program.instrument(
-            controller, self.cloud, run, names, list(self.hosts.values()),
-            'wait')
+            controller, self.cloud, run, names,
+            list(self.hosts.values()) + list(self.called), 'wait')
         run.migrations.interceptor = steps.StoreStepper(
             controller, run.migrations, 'wait', names, kind='migration')
 

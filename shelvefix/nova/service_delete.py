@@ -88,8 +88,9 @@ class ServiceDatabase(fixtures.Fixture):
 
     The servers on a host are counted and listed from the run's instance
     store (a step of the explorer each); the host's migrations in progress
-    are read from its migration store; the host's compute nodes are the
-    cloud's. The service's and host mapping's destroys are recorded.
+    are read from its migration store (the host's compute nodes are the
+    database's, :class:`~.database.Database`). The service's and host
+    mapping's destroys are recorded.
 
     :param cloud: the :class:`~.moves.NovaMoveCloud`
     """
@@ -108,12 +109,6 @@ class ServiceDatabase(fixtures.Fixture):
         def uuids_by_host_and_node(context, host, node):
             return [row['uuid'] for row in
                     cloud.run.store.query(host=host, node=node)]
-
-        def nodes_by_host(context, host, use_slave=False):
-            return objects.ComputeNodeList(objects=[
-                node.obj_clone()
-                for node in cloud.database.compute_nodes.values()
-                if node.host == host])
 
         def in_progress(context, host, node):
             def here(row):
@@ -138,8 +133,6 @@ class ServiceDatabase(fixtures.Fixture):
              doubles.class_call(count_by_hosts)),
             ('nova.objects.instance.InstanceList.get_uuids_by_host_and_node',
              doubles.class_call(uuids_by_host_and_node)),
-            ('nova.objects.compute_node.ComputeNodeList.get_all_by_host',
-             doubles.class_call(nodes_by_host)),
             ('nova.objects.migration.MigrationList.'
              'get_in_progress_by_host_and_node',
              doubles.class_call(in_progress)),

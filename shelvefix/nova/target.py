@@ -15,6 +15,7 @@ import json
 from shelvefix import nova as nova_target
 from shelvefix.nova import evacuated_delete
 from shelvefix.nova import lifecycle
+from shelvefix.nova import live_migration
 from shelvefix.nova import move_program
 from shelvefix.nova import moves
 from shelvefix.nova import program as program_mod
@@ -79,6 +80,8 @@ class CellProgram(object):
         elif scenario.name == race.RESIZE:
             cloud_cls = resize.ResizeCloud
             kwargs.update(resize.cloud_kwargs(cell.fault))
+        elif scenario.name == race.LIVE_MIGRATE:
+            cloud_cls = live_migration.LiveMigrationCloud
         elif scenario.start in (scenarios.ON_SOURCE, scenarios.OFFLOADED):
             cloud_cls = lifecycle.NovaCloud
             kwargs['binding_fails'] = cell.fault == race.PORT_BINDING
@@ -99,6 +102,9 @@ class CellProgram(object):
             elif cloud_cls is resize.ResizeCloud:
                 self.inner = resize.ResizeProgram(self.cloud,
                                                   without=without)
+            elif cloud_cls is live_migration.LiveMigrationCloud:
+                self.inner = live_migration.LiveMigrationProgram(
+                    self.cloud, without=without)
             elif cloud_cls is lifecycle.NovaCloud:
                 self.inner = program_mod.NovaRaceProgram(self.cloud,
                                                          scenario.name)

@@ -237,6 +237,16 @@ SCENARIOS = collections.OrderedDict((s.name, s) for s in [
              'variant', (('api', None), ('periodic-2', DESTINATION)),
              EVACUATED, _cells(race.CORRECTED),
              _MOVE_SYMPTOMS, targets=(race.NOVA,)),
+    # nova's only, for now.
+    Scenario(race.LIVE_MIGRATE,
+             'live-migrate a server from compute-1 (API + conductor + '
+             'scheduler, compute-1 with its calls to compute-2) against the '
+             'periodic audit on both hosts',
+             'variant', (('conductor', None), ('compute-1', SOURCE),
+                         ('periodic-1', SOURCE),
+                         ('periodic-2', DESTINATION)),
+             ACTIVE_ON_SOURCE, _cells(race.CORRECTED),
+             _MOVE_SYMPTOMS, targets=(race.NOVA,)),
 ])
 
 
