@@ -191,6 +191,10 @@ class Database(fixtures.Fixture):
                 database.compute_nodes[uuid].obj_clone() for uuid in uuids
                 if uuid in database.compute_nodes])
 
+        def no_pci_requests(context, instance_uuid):
+            return objects.InstancePCIRequests(requests=[],
+                                               instance_uuid=instance_uuid)
+
         def minimum_version(context, binaries, require_all=False):
             # nova reads the cells' service versions from their databases,
             # which the lab does not have, and takes a cell that fails to
@@ -228,6 +232,8 @@ class Database(fixtures.Fixture):
              doubles.class_call(compute_nodes_by_host)),
             ('nova.objects.service.get_minimum_version_all_cells',
              minimum_version),
+            ('nova.objects.instance_pci_requests.InstancePCIRequests.'
+             'get_by_instance_uuid', doubles.class_call(no_pci_requests)),
             ('nova.objects.migration.MigrationList.'
              'get_in_progress_and_error', empty(objects.MigrationList)),
             ('nova.objects.pci_device.PciDeviceList.get_by_compute_node',

@@ -84,9 +84,13 @@ def run_now(executor_type, func, *args, **kwargs):
 class LiveMigrationDriver(doubles.HostDriver):
     """A hypervisor that live-migrates, calling back as libvirt's does.
 
-    Its checks answer with libvirt's migrate data; ``live_migration``
-    moves the guest at once and calls ``post_method``, as libvirt's
-    driver does when the migration completes.
+    Its checks answer with libvirt's migrate data, the instance's path on
+    storage both hosts share (as most clouds that live-migrate have it);
+    ``live_migration`` moves the guest at once and calls ``post_method``,
+    as libvirt's driver does when the migration completes, or, when
+    ``live_migration`` is one of its ``failing`` calls (the
+    ``live-migration-fails`` fault), ``recover_method``, as it does when
+    the migration fails.
     """
 
     def check_can_live_migrate_destination(
@@ -102,7 +106,7 @@ class LiveMigrationDriver(doubles.HostDriver):
         data.block_migration = bool(block_migration)
         data.disk_over_commit = bool(disk_over_commit)
         data.disk_available_mb = self.inventory['DISK_GB'] * 1024
-        data.is_shared_instance_path = False
+        data.is_shared_instance_path = True
         data.is_shared_block_storage = False
         return data
 
@@ -138,7 +142,14 @@ class LiveMigrationDriver(doubles.HostDriver):
                        recover_method, block_migration=False,
                        migrate_data=None):
         self._record('live_migration', dest)
+        if 'live_migration' in self.failing:
+            recover_method(context, instance, dest, migrate_data)
+            return
         post_method(context, instance, dest, block_migration, migrate_data)
+
+    def rollback_live_migration_at_source(self, context, instance,
+                                          migrate_data):
+        self._record('rollback_live_migration_at_source')
 
     def post_live_migration(self, context, instance, block_device_info,
                             migrate_data=None):
@@ -171,6 +182,9 @@ class NetworkAPI(doubles.NetworkAPI):
 
     def has_port_binding_extension(self, context=None, client=None):
         return False
+
+    def cleanup_instance_network_on_host(self, context, instance, host):
+        self._record('cleanup_instance_network_on_host')
 
     def supports_port_binding_extension(self, context):
         return False
@@ -255,6 +269,7 @@ class LiveMigrationRun(moves.MoveRun):
         # The conductor creates it: its uuid is known, for the names.
         self.migration_uuid = uuidutils.generate_uuid()
         cloud.move_database.next_uuid = self.migration_uuid
+        self.computes[SOURCE].driver.failing = cloud.failing
         cloud.router.timed_out = []
         for host in moves.HOSTS:
             cloud.router.endpoints[host] = (

@@ -82,6 +82,9 @@ class CellProgram(object):
             kwargs.update(resize.cloud_kwargs(cell.fault))
         elif scenario.name == race.LIVE_MIGRATE:
             cloud_cls = live_migration.LiveMigrationCloud
+            kwargs['failing'] = (
+                ('live_migration',)
+                if cell.fault == race.LIVE_MIGRATION_FAILS else ())
         elif scenario.start in (scenarios.ON_SOURCE, scenarios.OFFLOADED):
             cloud_cls = lifecycle.NovaCloud
             kwargs['binding_fails'] = cell.fault == race.PORT_BINDING

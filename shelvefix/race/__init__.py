@@ -98,6 +98,8 @@ CLAIM_FAILS = 'claim-fails'
 # The evacuated server's old host was redeployed: its hypervisor no longer
 # has the server's guest when its service starts again.
 GUEST_LOST = 'guest-lost'
+# A live migration's: the hypervisor fails the migration itself.
+LIVE_MIGRATION_FAILS = 'live-migration-fails'
 FAULTS = (GHOST, PORT_BINDING, CONFIRM_FAILS, REBUILD_FAILS, SPAWN_FAILS,
           CONCURRENT_UPDATE, PREP_FAILS, RESIZE_FAILS, FINISH_FAILS,
-          CLAIM_FAILS, GUEST_LOST)
+          CLAIM_FAILS, GUEST_LOST, LIVE_MIGRATION_FAILS)

@@ -6,7 +6,9 @@ compute-2 only); compute-2 counts the server only from its next audit,
 since nova claims nothing on the destination's tracker for a server with
 no NUMA topology: an audit of compute-2 that lists its instances before
 the source saves the server there leaves it uncounted (``usage
-untracked``) until the audit after.
+untracked``) until the audit after. With the hypervisor failing the
+migration (``live-migration-fails``), nova's rollback leaves the server
+``ACTIVE`` on compute-1 holding compute-1 only.
 """
 
 import logging
@@ -22,6 +24,8 @@ from shelvefix.tests.nova import test_moves
 #: Runs of the whole search, and without compute-1's audit.
 RUNS = 334
 WITHOUT_SOURCE_AUDIT = 18
+#: Runs without compute-1's audit, the hypervisor failing the migration.
+FAILED_WITHOUT_SOURCE_AUDIT = 35
 SAVED_THERE = ('compute-1', 'save instance',
                'vm_state=active task_state=None host=compute-2')
 
@@ -38,9 +42,9 @@ class LiveMigrationTestCase(base.NovaTestCase):
         self.scenario = scenarios.get_scenario(race.LIVE_MIGRATE)
         self.cell = scenarios.Cell(race.CORRECTED, None)
 
-    def explore(self, without=()):
-        prog = self.target.program('double', self.scenario, self.cell,
-                                   without)
+    def explore(self, without=(), fault=None):
+        cell = scenarios.Cell(race.CORRECTED, None, fault)
+        prog = self.target.program('double', self.scenario, cell, without)
         exploration = scenarios.explore(prog)
         self.assertExplored(exploration)
         self.assertTrue(exploration.complete)
@@ -92,6 +96,20 @@ class LiveMigrationTestCase(base.NovaTestCase):
             saved = test_moves.position(run, *SAVED_THERE)
             self.assertLess(listed, saved, run.format_trace())
         self.assertEqual(WITHOUT_SOURCE_AUDIT // 2, untracked)
+
+    def test_a_failed_migration_rolls_back(self):
+        # The hypervisor fails the migration: nova's rollback gives the
+        # server its allocations on compute-1 back (the scheduler's claim
+        # of compute-2 removed) and leaves it ACTIVE there.
+        exploration, ends = self.explore(('periodic-1',),
+                                         fault=race.LIVE_MIGRATION_FAILS)
+        self.assertEqual(FAILED_WITHOUT_SOURCE_AUDIT, len(exploration.runs))
+        self.assertEqual({outcomes.OK}, test_moves.labels(exploration))
+        self.assertEqual([{
+            'instance': ('active', None, 'compute-1'), 'migration': 'failed',
+            'held': ['compute-1'], 'migration_held': []}] * len(ends), ends)
+        for run in exploration.runs:
+            self.assertIsNone(test_moves.position(run, *SAVED_THERE))
 
     def test_whole_search(self):
         exploration, ends = self.explore()
