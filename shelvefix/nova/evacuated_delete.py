@@ -138,9 +138,7 @@ class EvacuatedDeleteProgram(move_program.NovaMoveProgram):
                 give_up=program.after(done, 'delete')),
             'compute-1': run.source_starts,
         }
-        return [(name, self.cloud.locks.running(self.hosts[name],
-                                                funcs[name]))
-                for name in self.actors]
+        return self._as_services(funcs)
 
     def _start(self):
         return self.cloud.start(EVACUATED, EvacuatedDeleteRun)

@@ -150,11 +150,6 @@ class EvacuationRun(moves.MoveRun):
                 doubles.COMPUTE_TOPIC, DESTINATION, timeout=0)
         return uuid
 
-    def _endpoint(self, host):
-        """``host``'s service, serving the RPC calls made to it."""
-        return (lambda func: self.cloud.locks.running(host, func),
-                self.computes[host])
-
     # -- the actors ---------------------------------------------------------
 
     def schedule_evacuation(self):

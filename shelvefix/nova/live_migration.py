@@ -3,8 +3,9 @@
 The race lab's ``live-migrate`` scenario (nova only, for now): a server
 ``ACTIVE`` on compute-1 is live-migrated with no host named, and ends
 ``ACTIVE`` on compute-2, both hosts' periodic audits running meanwhile.
-:class:`LiveMigrationRun` is a :class:`~.moves.MoveRun` starting before
-the move (:data:`ACTIVE_ON_SOURCE`). What runs is nova's code, the actors:
+:class:`LiveMigrationRun` starts as a resize's run does, before the move
+(:class:`~.resize.ResizeRun`, :data:`ACTIVE_ON_SOURCE`). What runs is
+nova's code, the actors:
 
 ``conductor``
     the API's part of nova's ``API.live_migrate`` (``MIGRATING`` saved only
@@ -38,14 +39,10 @@ from concurrent import futures
 import contextlib
 
 import fixtures
-from nova.compute import power_state
 from nova.compute import task_states
-from nova.compute import vm_states
 from nova import exception as nova_exception
 from nova.objects import migrate_data as migrate_data_obj
 from oslo_messaging import opts as messaging_opts
-from oslo_utils import timeutils
-from oslo_utils import uuidutils
 
 from shelvefix.nova import deletion
 from shelvefix.nova import doubles
@@ -54,8 +51,8 @@ from shelvefix.nova import lifecycle
 from shelvefix.nova import move_program
 from shelvefix.nova import moves
 from shelvefix.nova import program
+from shelvefix.nova import resize
 from shelvefix.nova import second_move
-from shelvefix.objects import migration as migration_obj
 from shelvefix import race
 from shelvefix.race import scenarios
 
@@ -241,7 +238,7 @@ class LiveMigrationCloud(second_move.SecondMoveCloud):
             self.useFixture(fixtures.MonkeyPatch(name, value))
 
 
-class LiveMigrationRun(moves.MoveRun):
+class LiveMigrationRun(resize.ResizeRun):
     """One run: a server ``ACTIVE`` on compute-1, to be live-migrated."""
 
     def _build_host(self, host):
@@ -253,55 +250,17 @@ class LiveMigrationRun(moves.MoveRun):
         compute.network_api = NetworkAPI(host, self.events)
         compute.virtapi = VirtAPI(host, self.events)
         harness.add_share_manager(compute, driver)
-        second_move.manager_state(compute)
         # What nova's constructor sets for the live migrations.
         compute._waiting_live_migrations = {}
         compute._pending_dest_live_migrations = {}
 
     def _create_instance(self, start):
-        if start != ACTIVE_ON_SOURCE:
-            raise ValueError('a live migration run starts %r, not %r'
-                             % (ACTIVE_ON_SOURCE, start))
+        """As a resize's run; compute-2 also serves the calls made to it."""
         cloud = self.cloud
-        self.migrations = migration_obj.MigrationStore()
-        cloud.move_database.migrations = self.migrations
-        cloud.move_database.extra = {}
-        # The conductor creates it: its uuid is known, for the names.
-        self.migration_uuid = uuidutils.generate_uuid()
-        cloud.move_database.next_uuid = self.migration_uuid
-        self.computes[SOURCE].driver.failing = cloud.failing
         cloud.router.timed_out = []
         for host in moves.HOSTS:
-            cloud.router.endpoints[host] = (
-                lambda func, host=host: cloud.locks.running(host, func),
-                self.computes[host])
-        uuid = uuidutils.generate_uuid()
-        cloud.database.static = lifecycle.static_fields(uuid)
-        flavor = moves.old_flavor()
-        self.store.create({
-            'id': 1, 'uuid': uuid, 'project_id': harness.PROJECT,
-            'user_id': harness.USER, 'availability_zone': 'nova',
-            'vm_state': vm_states.ACTIVE, 'task_state': None,
-            'power_state': power_state.RUNNING,
-            'host': SOURCE, 'node': SOURCE, 'launched_on': SOURCE,
-            'compute_id': 1, 'launched_at': timeutils.utcnow(),
-            'flavor': flavor, 'old_flavor': None, 'new_flavor': None,
-            'instance_type_id': flavor.id, 'vcpus': flavor.vcpus,
-            'memory_mb': flavor.memory_mb, 'root_gb': flavor.root_gb,
-            'ephemeral_gb': flavor.ephemeral_gb, 'migration_context': None,
-            'system_metadata': {},
-        })
-        src = self.providers[SOURCE]
-        harness.NovaShelveScenario.assert_claimed(
-            self.scheduler_client.claim_resources(
-                self.admin, uuid, {'allocations': {
-                    src: {'resources': moves.resources(flavor)}}},
-                harness.PROJECT, harness.USER, harness.CLAIM_VERSION))
-        self.computes[SOURCE].driver.running.add(uuid)
-        self.holdings = {uuid: {src}, self.migration_uuid: set()}
-        for host in moves.HOSTS:
-            self.rts[host].update_available_resource(self.admin, host)
-        return uuid
+            cloud.router.endpoints[host] = self._endpoint(host)
+        return super(LiveMigrationRun, self)._create_instance(start)
 
     # -- the actors ---------------------------------------------------------
 
@@ -328,23 +287,6 @@ class LiveMigrationRun(moves.MoveRun):
         row['old_flavor'] = row['old_flavor'] or flavor
         row['new_flavor'] = row['new_flavor'] or flavor
         return [row]
-
-    def saved_migration(self):
-        rows = self.saved_migrations()
-        return rows[0] if rows else None
-
-    def end_state(self):
-        """The records, and who holds what where."""
-        host_of = {rp: host for host, rp in self.providers.items()}
-        row = self.saved()
-        migration = self.saved_migration()
-        return {
-            'instance': (row['vm_state'], row['task_state'], row['host']),
-            'migration': migration and migration['status'],
-            'held': sorted(host_of[rp] for rp in self.held()),
-            'migration_held': sorted(
-                host_of[rp] for rp in self.held(self.migration_uuid)),
-        }
 
 
 class LiveMigrationProgram(move_program.NovaMoveProgram):
@@ -375,6 +317,4 @@ class LiveMigrationProgram(move_program.NovaMoveProgram):
             'periodic-1': lambda: run.periodic(SOURCE),
             'periodic-2': lambda: run.periodic(DESTINATION),
         }
-        return [(name, self.cloud.locks.running(self.hosts[name],
-                                                funcs[name]))
-                for name in self.actors]
+        return self._as_services(funcs)

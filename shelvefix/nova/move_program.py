@@ -165,6 +165,16 @@ class NovaMoveProgram(program.NovaProgram):
         #: Each run's :meth:`~.moves.MoveRun.end_state`, in order.
         self.ends = []
 
+    def _as_services(self, funcs):
+        """The actors, each function run as its actor's service.
+
+        :param funcs: ``{actor: function}``, at least every actor's
+        :returns: ``[(actor, function)]`` in the scenario's order
+        """
+        return [(name, self.cloud.locks.running(self.hosts[name],
+                                                funcs[name]))
+                for name in self.actors]
+
     def _actors(self, run, timeout=60.0, done=None):
         done = done or {}
 
@@ -194,9 +204,7 @@ class NovaMoveProgram(program.NovaProgram):
                                   if 'conductor' in self.actors
                                   else run.rebuild)
             funcs['compute-1'] = run.source_starts
-        return [(name, self.cloud.locks.running(self.hosts[name],
-                                                funcs[name]))
-                for name in self.actors]
+        return self._as_services(funcs)
 
     def _start(self):
         start, run_cls = STARTS[self.scenario]

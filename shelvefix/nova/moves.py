@@ -223,6 +223,11 @@ class MoveRun(lifecycle.Run):
             compute.query_client.instance_info = self.scheduler_info
         return uuid
 
+    def _endpoint(self, host):
+        """``host``'s service, serving the RPC calls made to it."""
+        return (lambda func: self.cloud.locks.running(host, func),
+                self.computes[host])
+
     def _api_load(self, actor):
         context = harness.context(actor)
         instance = self.cloud.database.load(context,

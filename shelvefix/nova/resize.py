@@ -123,6 +123,14 @@ class ResizeRun(moves.MoveRun):
         for compute in self.computes.values():
             second_move.manager_state(compute)
             compute.driver.failing = cloud.failing
+        return self._create_active()
+
+    def _create_active(self):
+        """The server ``ACTIVE`` on compute-1 at ``m1.small``.
+
+        Placement holds its allocations there; both hosts have audited.
+        """
+        cloud = self.cloud
         uuid = uuidutils.generate_uuid()
         cloud.database.static = lifecycle.static_fields(uuid)
         old = moves.old_flavor()
@@ -257,9 +265,7 @@ class ResizeProgram(move_program.NovaMoveProgram):
             'periodic-1': lambda: run.periodic(SOURCE),
             'periodic-2': lambda: run.periodic(DESTINATION),
         }
-        return [(name, self.cloud.locks.running(self.hosts[name],
-                                                funcs[name]))
-                for name in self.actors]
+        return self._as_services(funcs)
 
 
 def untracked_hosts(run):

@@ -225,9 +225,7 @@ class ServiceDeleteProgram(move_program.NovaMoveProgram):
             'api': run.delete_service,
             'periodic-2': lambda: run.periodic(DESTINATION),
         }
-        return [(name, self.cloud.locks.running(self.hosts[name],
-                                                funcs[name]))
-                for name in self.actors]
+        return self._as_services(funcs)
 
     def _start(self):
         return self.cloud.start(evacuated_delete.EVACUATED, ServiceDeleteRun)

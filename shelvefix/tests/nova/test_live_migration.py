@@ -63,7 +63,7 @@ class LiveMigrationTestCase(base.NovaTestCase):
         exploration, ends = self.explore(('periodic-1', 'periodic-2'))
         self.assertEqual(1, len(exploration.runs))
         self.assertEqual([{
-            'instance': ('active', None, 'compute-2'),
+            'instance': ('active', None, 'compute-2'), 'flavor': 'm1.small',
             'migration': 'completed', 'held': ['compute-2'],
             'migration_held': []}], ends)
         run = exploration.runs[0]
@@ -106,7 +106,8 @@ class LiveMigrationTestCase(base.NovaTestCase):
         self.assertEqual(FAILED_WITHOUT_SOURCE_AUDIT, len(exploration.runs))
         self.assertEqual({outcomes.OK}, test_moves.labels(exploration))
         self.assertEqual([{
-            'instance': ('active', None, 'compute-1'), 'migration': 'failed',
+            'instance': ('active', None, 'compute-1'), 'flavor': 'm1.small',
+            'migration': 'failed',
             'held': ['compute-1'], 'migration_held': []}] * len(ends), ends)
         for run in exploration.runs:
             self.assertIsNone(test_moves.position(run, *SAVED_THERE))
