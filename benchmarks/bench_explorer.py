@@ -67,7 +67,8 @@ UNREDUCED_RUNS = {race.OFFLOAD_UNSHELVE: True,
                   race.RESIZE_REVERT: False,
                   race.EVACUATE: False,
                   race.RESIZE_DELETE: False,
-                  race.RESIZE_MIGRATE: False}
+                  race.RESIZE_MIGRATE: False,
+                  race.LIVE_MIGRATE: False}
 
 
 #: What runs without ``--scenario``: the shelve lifecycle's scenarios.

@@ -155,3 +155,18 @@ class StressCleanupFailed(ShelvefixException):
 
     msg_fmt = ('could not remove from placement what the stress run '
                'created: %(left)s left (delete them by hand); %(error)s')
+
+
+class InstanceInvalidState(Invalid):
+    msg_fmt = ('Instance %(instance_uuid)s in %(attr)s %(state)s. Cannot '
+               '%(method)s while the instance is in this state.')
+
+
+class MigrationPreCheckError(ShelvefixException):
+    msg_fmt = 'Migration pre-check error: %(reason)s'
+
+
+class InvalidMigrationState(Invalid):
+    msg_fmt = ('Migration %(migration_id)s state of instance '
+               '%(instance_uuid)s is %(state)s. Cannot %(method)s while the '
+               'migration is in this state.')

@@ -1,4 +1,4 @@
-"""Casts between services that run in one process.
+"""Casts and calls between services that run in one process.
 
 nova's services talk over a message bus: the conductor *casts*
 ``unshelve_instance`` to the chosen compute host and does not wait for it.
@@ -11,6 +11,13 @@ Arguments are copied as a message bus copies them: the receiver gets its
 own objects (``obj_clone()`` for objects that have it, such as an
 instance, whose unsaved changes travel with it as with nova's serialised
 objects; a deep copy for anything else).
+
+A *call* (:meth:`Transport.call`) is answered at once, in the caller's
+thread: the service registered for the server (:meth:`Transport.serve_calls`)
+runs the method on copies of the arguments while the caller waits, and the
+caller gets a copy of what it returned, or its exception. A call is not a
+step of its own: what the callee touches (its store, its locks, placement)
+is.
 
 ``interceptor``, when set, is called before each cast and receive as
 ``interceptor(op, queue, guard=None)`` with op ``'cast'`` or
@@ -39,6 +46,10 @@ class NothingToReceive(Exception):
     """The receiver stopped waiting: no message will come."""
 
 
+class NoReply(Exception):
+    """No service answers calls for that server (nova's timeout)."""
+
+
 class _NoHandle(object):
     def done(self, result=None):
         return result
@@ -53,6 +64,7 @@ class Transport(object):
     def __init__(self):
         self._queues = collections.defaultdict(collections.deque)
         self._cond = threading.Condition()
+        self._endpoints = {}
         self.interceptor = None
 
     def _intercept(self, op, queue, guard=None):
@@ -69,6 +81,24 @@ class Transport(object):
                 {name: _copy(value) for name, value in kwargs.items()}))
             self._cond.notify_all()
         handle.done(method)
+
+    def serve_calls(self, topic, server, endpoint):
+        """Let ``endpoint`` (a manager) answer the calls to ``server``."""
+        self._endpoints[(topic, server)] = endpoint
+
+    def call(self, topic, server, method, context, **kwargs):
+        """Run ``method`` of ``server``'s service now; returns its result.
+
+        :raises NoReply: no service answers calls for ``server``
+        :raises: whatever the method raised
+        """
+        endpoint = self._endpoints.get((topic, server))
+        if endpoint is None:
+            raise NoReply('no reply to %s from %s.%s'
+                          % (method, topic, server))
+        result = getattr(endpoint, method)(
+            context, **{name: _copy(value) for name, value in kwargs.items()})
+        return _copy(result)
 
     def waiting(self, topic, server):
         """Messages queued for ``server`` (never intercepted)."""

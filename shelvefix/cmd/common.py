@@ -350,3 +350,8 @@ class Progress(object):
         if self.shown:
             self.stream.write('\n')
             self.stream.flush()
+
+
+def cell_label(scenario, cell):
+    """How progress names one cell: ``scenario/variant[/free][/fault]``."""
+    return '/'.join([scenario.name] + [part for part in cell if part])

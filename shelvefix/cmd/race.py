@@ -5,10 +5,12 @@
 legacy) × the way compute frees allocations (GET + PUT empty, DELETE), the
 compute manager's shelve-offload against the scheduler's claim),
 ``unshelve-periodic``, ``lifecycle``, the move scenarios
-``resize-confirm``, ``resize-revert``, ``evacuate``, ``resize-delete``
-and ``resize-migrate``, on nova only ``resize``, ``shelve-api``,
-``evacuate-delete``, ``service-delete`` and ``live-migrate``, or
-``all`` of them;
+``resize-confirm``, ``resize-revert``, ``evacuate``, ``resize-delete``,
+``resize-migrate`` and ``live-migrate``, on nova only ``resize``,
+``shelve-api``, ``evacuate-delete``, ``service-delete``,
+``live-migrate-abort``, ``build``, ``build-delete``, ``service-disable``,
+``ironic-rebalance``, ``cross-cell-revert`` and ``cross-cell-confirm``,
+or ``all`` of them;
 ``--target`` whose code runs (:mod:`shelvefix.race.targets`: the
 library's, or nova's through :mod:`shelvefix.nova`). The explorer runs
 the actors through every interleaving of their shared-state steps
@@ -36,12 +38,18 @@ DESCRIPTION = (
     'Scenarios: offload-unshelve (the default; bug 1798688), '
     'unshelve-periodic (bugs 2025480 and 1862633), lifecycle, '
     'resize-confirm (bugs 1879878 and 1821594), resize-revert, evacuate, '
-    'resize-delete, resize-migrate, on the nova target only resize (the '
-    'cold resize itself), shelve-api (two clients shelving one server '
-    'through nova\'s API), evacuate-delete (an evacuated server deleted '
-    'as its old host starts again), service-delete (the old host\'s '
-    'compute service deleted instead) and live-migrate (a live migration '
-    'with no host named), or all. Each runs the corrected code '
+    'resize-delete, resize-migrate, live-migrate (a live migration with '
+    'no host named), on the nova target only resize (the cold resize '
+    'itself), shelve-api (two clients shelving one server through '
+    'nova\'s API), evacuate-delete (an evacuated server deleted as its '
+    'old host starts again), service-delete (the old host\'s compute '
+    'service deleted instead), live-migrate-abort (the user aborting a '
+    'live migration compute-1 may hold queued), build (a server\'s '
+    'build, its reschedule), build-delete (a delete while it builds), '
+    'service-disable (a compute service disabled against its audit), '
+    'ironic-rebalance (an ironic node moving between compute services), '
+    'cross-cell-revert and cross-cell-confirm (a cross-cell resize), or '
+    'all. Each runs the corrected code '
     'and the code before each fix, derived by rewriting the corrected '
     'code. --target nova (or --nova PATH) runs them on nova\'s own code '
     'instead: "corrected" is then the nova as it is.',
@@ -97,6 +105,10 @@ def add_arguments(parser):
              'only partly: the allocations go, the consumer record stays '
              '(a ghost consumer) and placement answers 500; not with '
              '--backend remote')
+    parser.add_argument(
+        '--without', action='append', metavar='ACTOR',
+        help='leave this actor of the scenario out (the nova target\'s '
+             'scenarios that can, e.g. an audit: periodic-1); repeatable')
     parser.add_argument(
         '--no-reduce', action='store_true',
         help='explore every interleaving, not one per class of equivalent '
@@ -171,10 +183,6 @@ def _check_target(args):
         raise common.CommandError(real.INSTALL_HINT)
 
 
-def _label(scenario, cell):
-    return '/'.join([scenario.name] + [part for part in cell if part])
-
-
 def _check_random(args):
     """Refuse what ``--random`` (or its absence) makes meaningless."""
     if args.random is None:
@@ -192,6 +200,28 @@ def _check_random(args):
                 '%s applies to an exploration, not to --random runs'
                 % option)
     args.seed = args.seed or 0
+
+
+def _check_without(args):
+    """``--without``: actors of the one scenario chosen, on nova."""
+    if not args.without:
+        return
+    if args.target != race.NOVA:
+        raise common.CommandError(
+            '--without applies to the nova target only: the library\'s '
+            'scenarios run every one of their actors')
+    if args.scenario == race.ALL:
+        raise common.CommandError('--without names actors of one '
+                                  'scenario, not of --scenario all')
+    if args.random:
+        raise common.CommandError('--without applies to an exploration, '
+                                  'not to --random runs')
+    actors = _scenarios(args)[0].actor_names
+    for actor in args.without:
+        if actor not in actors:
+            raise common.CommandError(
+                '--without %s: --scenario %s has no such actor (it has: '
+                '%s)' % (actor, args.scenario, ', '.join(actors)))
 
 
 def _check_variants(args):
@@ -218,6 +248,7 @@ def run(args, out, err):
         common.check_writable(args.diagram)
     common.check_workers(args)
     _check_variants(args)
+    _check_without(args)
     if args.ghost and args.backend == backends.REMOTE:
         raise common.CommandError('--ghost needs a placement this process '
                                   'can fail inside: the double or real')
@@ -268,16 +299,19 @@ def _run_explore(args, lab, out, err):
             continue
         if not args.json:
             # The heading now, so that a reader sees what is running.
-            out.write('%sshelvefix race: %s\non %s\n\n' % (
-                '\n' if done else '', scenario.title, _on(args, lab)))
+            out.write('%sshelvefix race: %s%s\non %s\n\n' % (
+                '\n' if done else '', scenario.title,
+                ' (without %s)' % ', '.join(args.without)
+                if args.without else '', _on(args, lab)))
         results = []
         for cell in _cells(args, scenario):
-            progress = common.Progress(err, _label(scenario, cell),
-                                       force=args.progress)
+            progress = common.Progress(
+                err, common.cell_label(scenario, cell), force=args.progress)
+            options = dict(without=args.without) if args.without else {}
             results.append(lab.explore(scenario, cell,
                                        reduce=not args.no_reduce,
                                        progress=progress,
-                                       workers=args.workers))
+                                       workers=args.workers, **options))
             progress.finish()
         done.append((scenario, results))
         if not args.json:
@@ -301,7 +335,7 @@ def _run_explore(args, lab, out, err):
                 for scenario, results in done]
         _write_json(out, data, lab, backend=args.backend,
                     reduced=not args.no_reduce, corrected_is_clean=clean,
-                    workers=args.workers)
+                    workers=args.workers, without=args.without or [])
         if why:
             err.write('shelvefix race: no verdict: %s\n' % why)
     elif args.diagram:
@@ -329,63 +363,7 @@ def _print_exploration(args, scenario, results, out):
 
 
 def _run_random(args, lab, out, err):
-    from shelvefix.race import outcomes
-    from shelvefix.race import report
-    done = []
-    index = 0
-    for scenario in _scenarios(args):
-        results = []
-        for cell in _cells(args, scenario):
-            progress = common.Progress(err, _label(scenario, cell),
-                                       total=args.random,
-                                       force=args.progress, unit='runs')
-            results.append(lab.random(scenario, cell, args.random,
-                                      seed=args.seed + index,
-                                      progress=progress))
-            progress.finish()
-            index += 1
-        if results:
-            done.append((scenario, results))
-    # As explored cells, for the table and for the one rule of evidence.
-    summaries = [(scenario, [report.CellResult(r.cell, r.runs, r.counts, {},
-                                               r.elapsed, 0, True)
-                             for r in results])
-                 for scenario, results in done]
-    why = report.unearned_scenarios(summaries)
-    if args.json:
-        data = [{'scenario': scenario.name,
-                 'cells': [{'variant': r.cell.variant,
-                            'ordering': r.cell.variant,
-                            'free': r.cell.free, 'fault': r.cell.fault,
-                            'runs': r.runs,
-                            'outcomes': r.counts,
-                            'elapsed_s': round(r.elapsed, 3)}
-                           for r in results]}
-                for scenario, results in done]
-        _write_json(out, data, lab, backend=args.backend,
-                    random=args.random, seed=args.seed, unearned=why)
-        if why:
-            err.write('shelvefix race: no verdict: %s\n' % why)
-    else:
-        out.write('shelvefix race --random %d --seed %d: uncontrolled runs '
-                  'with real threads\non %s\n\n'
-                  % (args.random, args.seed, _on(args, lab)))
-        for scenario, cells in summaries:
-            if len(done) > 1 or scenario.name != race.DEFAULT_SCENARIO:
-                out.write('%s:\n' % scenario.title)
-            out.write(report.table(cells, first_column='runs',
-                                   variant_column=scenario.first_column,
-                                   always=scenario.symptoms) +
-                      '\n\n')
-        out.write('%d runs in %.1f s. The seed fixes the start delays of the '
-                  'actors in each run; the\noperating system schedules the '
-                  'threads, so counts vary from one run of this\ncommand to '
-                  'the next, with the same seed too.\n'
-                  % (sum(r.runs for _s, rs in done for r in rs),
-                     sum(r.elapsed for _s, rs in done for r in rs)))
-        if why:
-            out.write('No verdict, the runs do not show it: %s\n' % why)
-    bad = any(set(r.counts) - {outcomes.OK}
-              for _scenario, results in done for r in results
-              if r.cell.variant == race.CORRECTED)
-    return 1 if bad or why else 0
+    from shelvefix.cmd import race_random
+    return race_random.run_random(
+        args, lab, out, err, _scenarios(args),
+        lambda scenario: _cells(args, scenario), _on(args, lab), _write_json)

@@ -107,6 +107,79 @@ class RecordingDriver(_Recorder):
         self._call('rebuild', instance)
         self._power[instance.uuid] = power_state.RUNNING
 
+    # -- live migration, as libvirt's driver takes part in it
+
+    def check_can_live_migrate_destination(self, context, instance,
+                                           src_compute_info, dst_compute_info,
+                                           block_migration=False,
+                                           disk_over_commit=False):
+        """The destination's check: migrate data for storage both share."""
+        self._call('check_can_live_migrate_destination', instance)
+        return {'block_migration': bool(block_migration),
+                'is_shared_instance_path': True}
+
+    def cleanup_live_migration_destination_check(self, context,
+                                                 dest_check_data):
+        self._record('cleanup_live_migration_destination_check')
+
+    def check_can_live_migrate_source(self, context, instance,
+                                      dest_check_data,
+                                      block_device_info=None):
+        """The source's check: the destination's data, accepted."""
+        self._call('check_can_live_migrate_source', instance)
+        return dest_check_data
+
+    def pre_live_migration(self, context, instance, block_device_info,
+                           network_info, disk_info, migrate_data):
+        self._call('pre_live_migration', instance)
+        return migrate_data
+
+    def live_migration(self, context, instance, dest, post_method,
+                       recover_method, block_migration=False,
+                       migrate_data=None):
+        """Move the guest to ``dest``, then call back as libvirt's does.
+
+        ``post_method`` once the guest runs there; or, if ``live_migration``
+        is one of the failing calls, ``recover_method`` (the guest still
+        runs here), without raising, as libvirt's migration job reports a
+        failed migration.
+        """
+        self._record('live_migration', instance.uuid, dest)
+        if 'live_migration' in self.failing:
+            recover_method(context, instance, dest, migrate_data)
+            return
+        post_method(context, instance, dest, block_migration, migrate_data)
+
+    def live_migration_abort(self, instance):
+        self._call('live_migration_abort', instance)
+
+    def post_live_migration(self, context, instance, block_device_info,
+                            migrate_data=None):
+        self._record('post_live_migration', instance.uuid)
+        self._power[instance.uuid] = power_state.NOSTATE
+
+    def post_live_migration_at_source(self, context, instance, network_info):
+        self._record('post_live_migration_at_source', instance.uuid)
+
+    def post_live_migration_at_destination(self, context, instance,
+                                           network_info,
+                                           block_migration=False,
+                                           block_device_info=None):
+        self._call('post_live_migration_at_destination', instance)
+        self._power[instance.uuid] = power_state.RUNNING
+
+    def rollback_live_migration_at_source(self, context, instance,
+                                          migrate_data):
+        self._record('rollback_live_migration_at_source', instance.uuid)
+
+    def rollback_live_migration_at_destination(self, context, instance,
+                                               network_info,
+                                               block_device_info,
+                                               destroy_disks=True,
+                                               migrate_data=None):
+        self._record('rollback_live_migration_at_destination',
+                     instance.uuid)
+
     def get_volume_connector(self, instance):
         return {'host': instance.host, 'initiator': 'iqn.shelvefix:%s'
                 % instance.host}

@@ -1,4 +1,4 @@
-"""The compute manager: shelve-offload, unshelve, resize and evacuation.
+"""The compute manager: shelve-offload, unshelve and the moves.
 
 ``_shelve_offload_instance`` frees the instance's placement allocations
 *before* it saves ``vm_state = SHELVED_OFFLOADED``. An API client that
@@ -25,6 +25,7 @@ from shelvefix.compute import collaborators
 from shelvefix.compute import decorators
 from shelvefix.compute import delete
 from shelvefix.compute import evacuate
+from shelvefix.compute import live_migration
 from shelvefix.compute import resize
 from shelvefix.compute import resource_tracker
 from shelvefix.compute import task_states
@@ -47,7 +48,7 @@ reverts_task_state = decorators.reverts_task_state
 
 
 class ComputeManager(resize.ResizeMixin, evacuate.EvacuateMixin,
-                     delete.DeleteMixin):
+                     live_migration.LiveMigrationMixin, delete.DeleteMixin):
     """Manages instances on one compute host (the shelve path only).
 
     Every collaborator is injected. The defaults record what they are asked
@@ -90,6 +91,9 @@ class ComputeManager(resize.ResizeMixin, evacuate.EvacuateMixin,
         self.rt = rt or resource_tracker.ResourceTracker(
             host, self.driver, reportclient=self.reportclient, locks=locks)
         self.locks = locks or getattr(self.rt, 'locks', None) or utils.Locks()
+        #: ``{instance uuid: migration}`` of the live migrations cast here
+        #: whose job has not started moving the guest yet.
+        self._waiting_live_migrations = {}
 
     # -- small steps, named as in nova so subclasses can reorder them
 

@@ -19,7 +19,10 @@ server back in one critical section (``revert_migration_at_source``):
 nova saves its host back outside the lock, and an audit of the source
 between the destination's drop and that save leaves the source counting
 nothing for the server it runs again (found by ``shelvefix race --scenario
-resize-revert``).
+resize-revert``). A live migration's destination takes the server the same
+way (``finish_live_migration_at_dest``): nova claims nothing there for it,
+and its audit counts the migration only while the server is
+``MIGRATING``.
 
 A confirm drops only an old flavor no earlier confirm of the migration
 dropped (:func:`stashed_old_flavor`), as nova's drops the instance's
@@ -49,6 +52,17 @@ def instance_in_resize_state(instance):
     return (instance.vm_state in (vm_states.ACTIVE, vm_states.STOPPED) and
             instance.task_state in (task_states.resizing_states +
                                     task_states.rebuild_states))
+
+
+def instance_is_live_migrating(instance):
+    """True if a live migration is moving it (``ACTIVE``, ``MIGRATING``).
+
+    The audit counts a live migration's record as a move's while this
+    holds, as nova's does: the destination counts the server from the
+    moment the migration names it, for a server it claims nothing for.
+    """
+    return (instance.vm_state == vm_states.ACTIVE and
+            instance.task_state == task_states.MIGRATING)
 
 
 def stashed_old_flavor(instance, migration):
@@ -184,6 +198,47 @@ class MoveClaims(object):
                 if tracked is None:
                     self._update_usage(resources, migration.source_node)
 
+    def finish_live_migration_at_dest(self, context, instance, nodename,
+                                      power_state):
+        """Live-migrated: the server is this node's now, and counted.
+
+        Its host and node, power state and no task are saved in the
+        critical section that makes the node count it: as an instance now,
+        with the flavor an audit may already count for its migration, or
+        afresh. nova saves it outside the tracker's lock, and claims
+        nothing here for a server without NUMA topology: an audit that
+        lists the node's instances before that save and reads the
+        migration after it (the task over, not counted any more) leaves
+        the node counting nothing for the server until its next audit.
+
+        :raises UnexpectedTaskStateError: the server is not ``MIGRATING``
+        """
+        with self._semaphore():
+            instance.host = self.host
+            instance.node = nodename
+            instance.power_state = power_state
+            instance.task_state = None
+            instance.save(expected_task_state=[task_states.MIGRATING])
+            resources = dict(instance.flavor.resources)
+            tracked = self.tracked_migrations.pop(instance.uuid, None)
+            if instance.uuid not in self.tracked_instances:
+                self.tracked_instances[instance.uuid] = (nodename, resources)
+                if tracked is None:
+                    self._update_usage(resources, nodename)
+
+    def drop_live_migrated_instance(self, context, instance, nodename):
+        """The server left ``nodename`` by live migration: stop counting it.
+
+        What nova's source gets from the audit it runs after the move,
+        for this one server: subtracted once, if the node still counts it
+        (an audit since may have dropped it already).
+        """
+        with self._semaphore():
+            tracked = self.tracked_instances.get(instance.uuid)
+            if tracked is not None and tracked[0] == nodename:
+                del self.tracked_instances[instance.uuid]
+                self._update_usage(tracked[1], nodename, sign=-1)
+
     def drop_move_claim(self, context, instance, nodename, flavor=None):
         """Stop counting a move on ``nodename``.
 
@@ -257,7 +312,8 @@ class MoveClaims(object):
                               'not found', {'migration': migration.uuid,
                                             'uuid': uuid})
                     continue
-            if not instance_in_resize_state(instances[uuid]):
+            if not (instance_in_resize_state(instances[uuid]) or
+                    instance_is_live_migrating(instances[uuid])):
                 continue
             other = newest.get(uuid)
             if other is None or last_changed(migration) > last_changed(other):

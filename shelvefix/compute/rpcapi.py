@@ -3,7 +3,9 @@
 ``ComputeAPI`` mirrors the names and signatures of
 ``nova.compute.rpcapi.ComputeAPI`` for what the unshelve, move and delete
 paths cast; the messages travel over a :class:`shelvefix.rpc.Transport`
-to the compute host's :class:`shelvefix.rpc.Server`.
+to the compute host's :class:`shelvefix.rpc.Server`. A live migration
+also *calls* (:meth:`shelvefix.rpc.Transport.call`): the caller waits for
+the other host's answer.
 """
 
 TOPIC = 'compute'
@@ -104,3 +106,57 @@ class ComputeAPI(object):
             accel_uuids=accel_uuids,
             reimage_boot_volume=reimage_boot_volume,
             target_state=target_state)
+
+    # -- live migration: the checks and the destination's steps are calls
+
+    def check_can_live_migrate_destination(self, ctxt, instance, destination,
+                                           block_migration, disk_over_commit,
+                                           migration, limits):
+        """Call ``destination``: can it take the instance? Its migrate data."""
+        return self.transport.call(
+            TOPIC, destination, 'check_can_live_migrate_destination', ctxt,
+            instance=instance, block_migration=block_migration,
+            disk_over_commit=disk_over_commit, migration=migration,
+            limits=limits)
+
+    def check_can_live_migrate_source(self, ctxt, instance, dest_check_data):
+        """Call the instance's host: can it send the instance?"""
+        return self.transport.call(
+            TOPIC, instance.host, 'check_can_live_migrate_source', ctxt,
+            instance=instance, dest_check_data=dest_check_data)
+
+    def live_migration(self, ctxt, instance, dest, block_migration, host,
+                       migration, migrate_data=None):
+        """Cast ``live_migration`` to the source ``host``."""
+        self.transport.cast(
+            TOPIC, host, 'live_migration', ctxt, instance=instance,
+            dest=dest, block_migration=block_migration, migration=migration,
+            migrate_data=migrate_data)
+
+    def pre_live_migration(self, ctxt, instance, block_migration, disk,
+                           host, migrate_data):
+        """Call the destination ``host`` to prepare; its migrate data."""
+        return self.transport.call(
+            TOPIC, host, 'pre_live_migration', ctxt, instance=instance,
+            disk=disk, migrate_data=migrate_data)
+
+    def post_live_migration_at_destination(self, ctxt, instance,
+                                           block_migration, host):
+        """Call the destination ``host``: the instance is its own now."""
+        return self.transport.call(
+            TOPIC, host, 'post_live_migration_at_destination', ctxt,
+            instance=instance, block_migration=block_migration)
+
+    def rollback_live_migration_at_destination(self, ctxt, instance, host,
+                                               destroy_disks, migrate_data):
+        """Cast to the destination ``host``: undo its preparation."""
+        self.transport.cast(
+            TOPIC, host, 'rollback_live_migration_at_destination', ctxt,
+            instance=instance, destroy_disks=destroy_disks,
+            migrate_data=migrate_data)
+
+    def live_migration_abort(self, ctxt, instance, migration_id):
+        """Cast ``live_migration_abort`` to the instance's host."""
+        self.transport.cast(TOPIC, instance.host, 'live_migration_abort',
+                            ctxt, instance=instance,
+                            migration_id=migration_id)

@@ -21,6 +21,8 @@ RESIZE_CONFIRMING = 'resize_confirming'
 REBUILDING = 'rebuilding'
 REBUILD_BLOCK_DEVICE_MAPPING = 'rebuild_block_device_mapping'
 REBUILD_SPAWNING = 'rebuild_spawning'
+# Live migration.
+MIGRATING = 'migrating'
 
 #: The task states of an instance a resize or cold migration is moving.
 resizing_states = (RESIZE_PREP, RESIZE_MIGRATING, RESIZE_MIGRATED,
@@ -33,5 +35,5 @@ rebuild_states = (REBUILDING, REBUILD_BLOCK_DEVICE_MAPPING,
 ALL_STATES = ((None, SHELVING, SHELVING_IMAGE_PENDING_UPLOAD,
                SHELVING_IMAGE_UPLOADING, SHELVING_OFFLOADING, UNSHELVING,
                SPAWNING, POWERING_ON, DELETING, SOFT_DELETING,
-               RESIZE_REVERTING, RESIZE_CONFIRMING) +
+               RESIZE_REVERTING, RESIZE_CONFIRMING, MIGRATING) +
               resizing_states + rebuild_states)

@@ -7,13 +7,17 @@ is cleared and the request ends quietly (the server stays offloaded); on
 any other failure the task state is cleared and the error raised.
 ``rebuild_instance`` does the same for an evacuation (see
 :mod:`shelvefix.compute.evacuate`); a resize's conductor task is
-:class:`shelvefix.conductor.migrate.MigrationTask`.
+:class:`shelvefix.conductor.migrate.MigrationTask`, a live migration's
+:class:`shelvefix.conductor.live_migrate.LiveMigrationTask`
+(``live_migrate_instance``).
 """
 
 from oslo_log import log as logging
+from oslo_utils import uuidutils
 
 from shelvefix.compute import task_states
 from shelvefix.compute import vm_states
+from shelvefix.conductor import live_migrate
 from shelvefix import exception
 from shelvefix.objects import migration as migration_obj
 
@@ -27,11 +31,29 @@ class ComputeTaskManager(object):
         :class:`~shelvefix.scheduler.manager.SchedulerManager`
     :param compute_rpcapi: a
         :class:`~shelvefix.compute.rpcapi.ComputeAPI`
+    :param report_client: a ``SchedulerReportClient`` (a live migration
+        moves allocations)
+    :param migration_store: where a live migration's record is saved
+    :param compute_nodes: ``{node name: provider uuid}`` of the compute
+        nodes a live migration may leave
+    :param servicegroup_api: ``service_is_up(host)``, or None (every
+        service up)
     """
 
-    def __init__(self, query_client, compute_rpcapi):
+    #: The errors of a live migration that leave the server as it was
+    #: (nova's conductor lists more; these are those raised here).
+    LIVE_MIGRATION_REFUSALS = (exception.NoValidHost, exception.Invalid,
+                               exception.MigrationPreCheckError)
+
+    def __init__(self, query_client, compute_rpcapi, report_client=None,
+                 migration_store=None, compute_nodes=None,
+                 servicegroup_api=None):
         self.query_client = query_client
         self.compute_rpcapi = compute_rpcapi
+        self.report_client = report_client
+        self.migration_store = migration_store
+        self.compute_nodes = dict(compute_nodes or {})
+        self.servicegroup_api = servicegroup_api
 
     def _schedule_instances(self, context, request_spec, instance_uuids=None,
                             return_alternates=False):
@@ -121,3 +143,61 @@ class ComputeTaskManager(object):
             orig_image_ref, orig_sys_metadata, bdms, recreate,
             on_shared_storage, selection.service_host, selection.nodename,
             preserve_ephemeral, migration, selection.limits, request_spec)
+
+    def live_migrate_instance(self, context, instance, scheduler_hint,
+                              block_migration, disk_over_commit, request_spec,
+                              migration_uuid=None):
+        """Live-migrate ``instance``, which the API set to ``MIGRATING``.
+
+        Records the migration (``accepted``, a ``live-migration``), then
+        runs a :class:`~shelvefix.conductor.live_migrate.LiveMigrationTask`.
+        If the task refuses (no host, a failed check), the task state is
+        cleared and the migration is ``error``; on any other failure the
+        server goes to ``ERROR`` too. Either way the error is raised.
+
+        :param scheduler_hint: ``{'host': forced destination or None}``
+        :param migration_uuid: the migration's uuid (default: a new one)
+        :returns: the migration
+        """
+        migration = migration_obj.Migration.create(
+            self.migration_store,
+            migration_uuid or uuidutils.generate_uuid(),
+            instance_uuid=instance.uuid, source_compute=instance.host,
+            source_node=instance.node,
+            dest_compute=scheduler_hint.get('host'),
+            migration_type=migration_obj.LIVE_MIGRATION,
+            status=migration_obj.ACCEPTED, old_flavor=instance.flavor,
+            new_flavor=instance.flavor)
+        task = self._build_live_migrate_task(
+            context, instance, scheduler_hint.get('host'), block_migration,
+            disk_over_commit, migration, request_spec)
+        try:
+            task.execute()
+        except self.LIVE_MIGRATION_REFUSALS as ex:
+            LOG.warning('Live migration of instance %(uuid)s refused: '
+                        '%(error)s', {'uuid': instance.uuid, 'error': ex})
+            self._end_live_migration(instance, migration, instance.vm_state)
+            raise
+        except Exception:
+            LOG.exception('Live migration of instance %s failed',
+                          instance.uuid)
+            self._end_live_migration(instance, migration, vm_states.ERROR)
+            raise
+        return migration
+
+    def _end_live_migration(self, instance, migration, vm_state):
+        instance.vm_state = vm_state
+        instance.task_state = None
+        instance.save(expected_task_state=[task_states.MIGRATING])
+        migration.status = migration_obj.ERROR
+        migration.save()
+
+    def _build_live_migrate_task(self, context, instance, destination,
+                                 block_migration, disk_over_commit, migration,
+                                 request_spec=None):
+        return live_migrate.LiveMigrationTask(
+            context, instance, destination, block_migration,
+            disk_over_commit, migration, self.compute_rpcapi,
+            self.servicegroup_api, self.query_client, self.report_client,
+            request_spec, source_provider=self.compute_nodes.get(
+                instance.node), compute_nodes=self.compute_nodes)

@@ -64,6 +64,9 @@ from shelvefix.explorer import pickling
 from shelvefix.explorer import search
 from shelvefix.explorer import threads
 
+#: Seconds a terminated worker is given to end before it is killed.
+TERMINATE_TIMEOUT = 5.0
+
 
 def available_cpus():
     """How many CPUs this process may run on."""
@@ -342,11 +345,16 @@ class Workers(object):
         """Stop the workers.
 
         A worker may be mid-run, or blocked sending runs nobody will take:
-        it holds nothing the search needs, so it is not waited for.
+        it holds nothing the search needs, so it is not waited for. One
+        that outlives its SIGTERM (terminated before it reset the handler
+        it inherited) is killed after :data:`TERMINATE_TIMEOUT` seconds.
         """
         for proc in self._procs:
             proc.terminate()
         for proc in self._procs:
-            proc.join()
+            proc.join(TERMINATE_TIMEOUT)
+            if proc.is_alive():
+                proc.kill()
+                proc.join(TERMINATE_TIMEOUT)
         for conn in self._conns:
             conn.close()

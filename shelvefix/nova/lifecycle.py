@@ -31,12 +31,10 @@ service:
   :mod:`shelvefix.nova.doubles`; the compute RPC API's client router
   puts casts on a :class:`shelvefix.rpc.Transport` (nova's
   ``ComputeAPI.unshelve_instance`` itself runs);
-* ``ResourceTracker._update``, the inventory report: it saves the compute
-  node record and syncs the provider tree with placement (a dozen
-  requests for inventories, traits and aggregates per call, none about the
-  server's allocations); the providers are made with their inventory
-  before the runs, compute-1's carries ``COMPUTE_STATUS_DISABLED``, the
-  trait that report would set for a disabled service, and each tracker's
+* ``ResourceTracker._update``, the inventory report (a dozen requests
+  per call, none about allocations): the providers are made with their
+  inventory before the runs, compute-1's with ``COMPUTE_STATUS_DISABLED``
+  as the report sets it for a disabled service, and each tracker's
   ``provider_tree`` holds its node's provider, as the report leaves it;
 * ``report_client_singleton``, so the scheduler (and the conductor) use
   the scheduler's report client on the fixture's adapter;
@@ -48,9 +46,7 @@ service:
   of every host's instances reads the database from a thread of its own.
 
 Each run gets new services, instance store, transport and locks
-(:meth:`NovaCloud.start`): the server is created, claimed on compute-1
-when it starts there, and both trackers audit their node once, as at
-service start, before any actor runs.
+(:meth:`NovaCloud.start`) and its server; each tracker audits once.
 
 This module imports nova (see :mod:`shelvefix.nova`).
 """
@@ -144,6 +140,9 @@ class NovaCloud(fixtures.Fixture):
     :ivar run: the current :class:`Run` (what the stubs read)
     """
 
+    #: The compute hosts, each with its node, provider and service.
+    hosts = HOSTS
+
     def __init__(self, backend='double',
                  manager_cls=nova_manager.ComputeManager,
                  tracker_cls=resource_tracker.ResourceTracker,
@@ -164,18 +163,18 @@ class NovaCloud(fixtures.Fixture):
         conf.config(track_instance_changes=False, group='filter_scheduler')
         self.placement = self.useFixture(backends.make_backend(self.backend))
         self.providers = {host: self.placement.create_provider(
-            host, inventory=INVENTORY) for host in HOSTS}
+            host, inventory=INVENTORY) for host in self.hosts}
         self.placement.set_traits(self.providers[SOURCE],
                                   [os_traits.COMPUTE_STATUS_DISABLED])
         self.database = self.useFixture(database_mod.Database())
-        for number, host in enumerate(HOSTS, 1):
+        for number, host in enumerate(self.hosts, 1):
             self.database.compute_nodes[self.providers[host]] = (
                 database_mod.compute_node(host, self.providers[host],
                                           number, INVENTORY))
             self.database.services[host] = database_mod.service(
                 host, number, disabled=host == SOURCE)
         self.locks = self.useFixture(doubles.ServiceLocks(
-            HOSTS + (CONDUCTOR,)))
+            self.hosts + (CONDUCTOR,)))
         self.router = doubles.ComputeRouter(None)
         self.useFixture(fixtures.MonkeyPatch(
             'nova.compute.rpcapi._ROUTER', self.router))
@@ -229,7 +228,7 @@ class Run(object):
         self.scheduler_client = self._client()
         self.admin = harness.context('setup', is_admin=True)
         self.rts, self.computes = {}, {}
-        for host in HOSTS:
+        for host in cloud.hosts:
             self._build_host(host)
         self.scheduler = self._build_scheduler()
         self.conductor = self._build_conductor()
@@ -319,7 +318,7 @@ class Run(object):
                             'resources': dict(harness.RESOURCES)}}},
                     harness.PROJECT, harness.USER, harness.CLAIM_VERSION))
         # Each tracker has audited its node once, as at service start.
-        for host in HOSTS:
+        for host in self.cloud.hosts:
             self.rts[host].update_available_resource(self.admin, host)
         return uuid
 

@@ -58,6 +58,9 @@ from shelvefix.race import scenarios
 
 SOURCE = moves.SOURCE
 DESTINATION = moves.DESTINATION
+#: The host a live migration retries on when its first destination's
+#: pre-check fails (the ``precheck-fails`` fault).
+THIRD = scenarios.THIRD
 #: Where the run starts: ``ACTIVE`` on compute-1, no move yet.
 ACTIVE_ON_SOURCE = scenarios.ACTIVE_ON_SOURCE
 
@@ -88,12 +91,23 @@ class LiveMigrationDriver(doubles.HostDriver):
     ``live_migration`` is one of its ``failing`` calls (the
     ``live-migration-fails`` fault), ``recover_method``, as it does when
     the migration fails.
+
+    :ivar refusals: a list the destinations share: while it holds
+        anything, a destination's pre-check takes one item and refuses
+        the migration (the ``precheck-fails`` fault: the first destination
+        asked, whichever the scheduler picked)
     """
+
+    refusals = ()
 
     def check_can_live_migrate_destination(
             self, context, instance, src_compute_info, dst_compute_info,
             block_migration=False, disk_over_commit=False):
         self._record('check_can_live_migrate_destination')
+        if self.refusals:
+            self.refusals.pop()
+            raise nova_exception.MigrationPreCheckError(
+                reason='%s cannot take the guest' % self.host)
         data = migrate_data_obj.LibvirtLiveMigrateData()
         data.filename = 'shelvefix'
         data.image_type = 'default'
@@ -207,7 +221,18 @@ class VirtAPI(object):
 
 
 class LiveMigrationCloud(second_move.SecondMoveCloud):
-    """nova's services around a server to be live-migrated."""
+    """nova's services around a server to be live-migrated.
+
+    :param precheck_fails: the first destination the conductor asks (the
+        scheduler's pick) refuses the migration in its pre-check; a third
+        host, compute-3, is there for the conductor's retry
+    """
+
+    def __init__(self, precheck_fails=False, **kwargs):
+        super(LiveMigrationCloud, self).__init__(**kwargs)
+        self.precheck_fails = precheck_fails
+        if precheck_fails:
+            self.hosts = moves.HOSTS + (THIRD,)
 
     def _setUp(self):
         super(LiveMigrationCloud, self)._setUp()
@@ -255,12 +280,25 @@ class LiveMigrationRun(resize.ResizeRun):
         compute._pending_dest_live_migrations = {}
 
     def _create_instance(self, start):
-        """As a resize's run; compute-2 also serves the calls made to it."""
+        """As a resize's run; compute-2 also serves the calls made to it.
+
+        The scheduler's view of the hosts' servers is kept: compute-1
+        reported the server as it runs there.
+        """
         cloud = self.cloud
         cloud.router.timed_out = []
-        for host in moves.HOSTS:
+        for host in cloud.hosts:
             cloud.router.endpoints[host] = self._endpoint(host)
-        return super(LiveMigrationRun, self)._create_instance(start)
+        uuid = super(LiveMigrationRun, self)._create_instance(start)
+        if cloud.precheck_fails:
+            refusals = ['the first destination asked']
+            for host in cloud.hosts:
+                self.computes[host].driver.refusals = refusals
+        self.scheduler_info = {host: set() for host in cloud.hosts}
+        self.scheduler_info[SOURCE].add(uuid)
+        for compute in self.computes.values():
+            compute.query_client.instance_info = self.scheduler_info
+        return uuid
 
     # -- the actors ---------------------------------------------------------
 
@@ -295,14 +333,13 @@ class LiveMigrationProgram(move_program.NovaMoveProgram):
     :param without: actors left out (the ``periodic-*`` audits only)
     """
 
-    #: The conductor's and compute-1's calls run on compute-2.
-    called = (DESTINATION,)
-
     def __init__(self, cloud, scenario=race.LIVE_MIGRATE, without=()):
         if set(without) - {'periodic-1', 'periodic-2'}:
             raise ValueError('the live migration needs its conductor and '
                              'compute-1')
         super(LiveMigrationProgram, self).__init__(cloud, scenario, without)
+        #: The conductor's and compute-1's calls run on the other hosts.
+        self.called = tuple(host for host in cloud.hosts if host != SOURCE)
 
     def _start(self):
         return self.cloud.start(ACTIVE_ON_SOURCE, LiveMigrationRun)

@@ -176,8 +176,11 @@ class MoveDatabase(fixtures.Fixture):
                                  expected_attrs=None, use_slave=False,
                                  sort_keys=None, sort_dirs=None):
             def matches(row):
-                return all(row.get(name) in (value if isinstance(value, list)
-                                             else [value])
+                # A filter's values come as a list or a set (nova's
+                # interrupted builds' uuids).
+                return all(row.get(name) in (
+                    value if isinstance(value, (list, set, frozenset))
+                    else [value])
                            for name, value in filters.items())
             store = database.database.store
             # One read of the table, destroyed rows included.

@@ -225,12 +225,11 @@ class NovaMoveProgram(program.NovaProgram):
 
     def __call__(self, controller):
         run = self._start()
-        src = run.providers[moves.SOURCE]
-        dst = run.providers[moves.DESTINATION]
         names = steps.Names([
             (run.uuid, '{instance}'), (run.migration_uuid, '{migration}'),
-            (self.cloud.move_database.next_uuid, '{new migration}'),
-            (src, '{compute-1}'), (dst, '{compute-2}')])
+            (self.cloud.move_database.next_uuid, '{new migration}')] +
+            [(run.providers[host], '{%s}' % host)
+             for host in self.cloud.hosts])
         # A service the actors' RPC calls run on shares its locks with its
         # own actor: they are contended, explorer steps.
         undo = program.instrument(

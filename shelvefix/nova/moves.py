@@ -165,7 +165,7 @@ class MoveRun(lifecycle.Run):
         cloud.move_database.next_uuid = uuidutils.generate_uuid()
         self.computes[SOURCE].driver.failing = cloud.failing
         uuid = self._create_resized(old_flavor(), new_flavor())
-        for host in HOSTS:
+        for host in cloud.hosts:
             self.rts[host].update_available_resource(self.admin, host)
         return uuid
 

@@ -216,7 +216,7 @@ def instrument(controller, cloud, run, names, services, wait):
     """
     placement = cloud.placement
     session = placement.session.session
-    providers = tuple(run.providers[host] for host in lifecycle.HOSTS)
+    providers = tuple(run.providers[host] for host in cloud.hosts)
     session.mount(placement.endpoint, steps.StepTransport(
         placement.transport, controller, names, providers, run.holdings))
     run.store.interceptor = steps.StoreStepper(controller, run.store, wait,

@@ -155,7 +155,7 @@ class ResizeRun(moves.MoveRun):
                 harness.PROJECT, harness.USER, harness.CLAIM_VERSION))
         self.computes[SOURCE].driver.running.add(uuid)
         self.holdings = {uuid: {src}, self.migration_uuid: set()}
-        for host in moves.HOSTS:
+        for host in self.cloud.hosts:
             self.rts[host].update_available_resource(self.admin, host)
         return uuid
 

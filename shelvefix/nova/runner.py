@@ -56,6 +56,7 @@ def reset_executors():
 
 def _serve(channel, backend):
     from shelvefix.nova import target
+    from shelvefix.race import random_runs
     from shelvefix.race import report
     from shelvefix.race import scenarios
     while True:
@@ -80,9 +81,9 @@ def _serve(channel, backend):
                 stop_at=options.get('stop_at', ()))
             result = report.summarise(cell, exploration)
         else:
-            result = scenarios.run_random(prog, cell, options['runs'],
-                                          options['seed'],
-                                          progress=progress)
+            result = random_runs.run_random(prog, cell, options['runs'],
+                                            options['seed'],
+                                            progress=progress)
         channel.send((lab.RESULT, result))
 
 

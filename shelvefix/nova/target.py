@@ -13,15 +13,22 @@ This module imports nova (see :mod:`shelvefix.nova`).
 import json
 
 from shelvefix import nova as nova_target
+from shelvefix.nova import build
+from shelvefix.nova import build_delete
+from shelvefix.nova import build_program
+from shelvefix.nova import cross_cell
 from shelvefix.nova import evacuated_delete
+from shelvefix.nova import ironic_rebalance
 from shelvefix.nova import lifecycle
 from shelvefix.nova import live_migration
+from shelvefix.nova import live_migration_abort
 from shelvefix.nova import move_program
 from shelvefix.nova import moves
 from shelvefix.nova import program as program_mod
 from shelvefix.nova import resize
 from shelvefix.nova import second_move
 from shelvefix.nova import service_delete
+from shelvefix.nova import service_disable
 from shelvefix.nova import shelve_api
 from shelvefix.nova import variants
 from shelvefix import race
@@ -50,6 +57,20 @@ PLACEMENT_FAULTS = {race.CONCURRENT_UPDATE: (dict(
     method='POST', path='^/allocations$', status=409,
     body=CONCURRENT_UPDATE_BODY),)}
 
+#: What placement answers a claim whose consumer another writer changed
+#: meanwhile (placement's error document).
+CONSUMER_CONFLICT_BODY = json.dumps({'errors': [{
+    'status': 409, 'title': 'Conflict',
+    'detail': 'There was a conflict when trying to complete your request.'
+              '\n\n consumer generation conflict - expected null but got 1',
+    'code': 'placement.concurrent_update'}]})
+#: ``alternate-claim-fails``: placement refuses the second claim of the
+#: server (``PUT /allocations/{uuid}``: the scheduler's of compute-1 was
+#: the first), the conductor's of the alternate host on a reschedule.
+PLACEMENT_FAULTS[race.ALTERNATE_CLAIM_FAILS] = (dict(
+    method='PUT', path='^/allocations/', nth=2, status=409,
+    body=CONSUMER_CONFLICT_BODY),)
+
 
 class CellProgram(object):
     """One cell of a scenario on nova's code, for the explorer.
@@ -77,14 +98,32 @@ class CellProgram(object):
                       placement_faults=PLACEMENT_FAULTS.get(cell.fault, ()))
         if scenario.name == race.SHELVE_API:
             cloud_cls = shelve_api.ShelveApiCloud
+        elif scenario.name in (race.BUILD, race.BUILD_DELETE):
+            cloud_cls = build.BuildCloud
+            kwargs.update(build.cloud_kwargs(cell.fault))
         elif scenario.name == race.RESIZE:
             cloud_cls = resize.ResizeCloud
             kwargs.update(resize.cloud_kwargs(cell.fault))
-        elif scenario.name == race.LIVE_MIGRATE:
-            cloud_cls = live_migration.LiveMigrationCloud
+        elif scenario.name in (race.LIVE_MIGRATE, race.LIVE_MIGRATE_ABORT):
+            cloud_cls = (live_migration.LiveMigrationCloud
+                         if scenario.name == race.LIVE_MIGRATE
+                         else live_migration_abort.AbortCloud)
             kwargs['failing'] = (
                 ('live_migration',)
                 if cell.fault == race.LIVE_MIGRATION_FAILS else ())
+            kwargs['precheck_fails'] = cell.fault == race.PRECHECK_FAILS
+        elif scenario.name in (race.SERVICE_DISABLE, race.IRONIC_REBALANCE):
+            if without:
+                raise nova_target.NovaUnusable(
+                    'the %s scenario on nova runs every one of its actors'
+                    % scenario.name)
+            cloud_cls = (service_disable.ServiceDisableCloud
+                         if scenario.name == race.SERVICE_DISABLE
+                         else ironic_rebalance.RebalanceCloud)
+            if scenario.name == race.SERVICE_DISABLE:
+                kwargs['enabling'] = cell.fault == race.ENABLED_AGAIN
+        elif scenario.name in cross_cell.SCENARIOS:
+            cloud_cls = cross_cell.CrossCellCloud
         elif scenario.start in (scenarios.ON_SOURCE, scenarios.OFFLOADED):
             cloud_cls = lifecycle.NovaCloud
             kwargs['binding_fails'] = cell.fault == race.PORT_BINDING
@@ -102,12 +141,28 @@ class CellProgram(object):
             if cloud_cls is shelve_api.ShelveApiCloud:
                 self.inner = shelve_api.ShelveApiProgram(self.cloud,
                                                          scenario.name)
+            elif cloud_cls is build.BuildCloud:
+                self.inner = (build_delete.BuildDeleteProgram
+                              if scenario.name == race.BUILD_DELETE
+                              else build_program.BuildProgram)(
+                    self.cloud, without=without)
             elif cloud_cls is resize.ResizeCloud:
                 self.inner = resize.ResizeProgram(self.cloud,
                                                   without=without)
+            elif cloud_cls is live_migration_abort.AbortCloud:
+                self.inner = live_migration_abort.AbortProgram(
+                    self.cloud, without=without)
             elif cloud_cls is live_migration.LiveMigrationCloud:
                 self.inner = live_migration.LiveMigrationProgram(
                     self.cloud, without=without)
+            elif cloud_cls is service_disable.ServiceDisableCloud:
+                self.inner = service_disable.ServiceDisableProgram(
+                    self.cloud)
+            elif cloud_cls is ironic_rebalance.RebalanceCloud:
+                self.inner = ironic_rebalance.RebalanceProgram(self.cloud)
+            elif cloud_cls is cross_cell.CrossCellCloud:
+                self.inner = cross_cell.CrossCellProgram(
+                    self.cloud, scenario.name, without)
             elif cloud_cls is lifecycle.NovaCloud:
                 self.inner = program_mod.NovaRaceProgram(self.cloud,
                                                          scenario.name)

@@ -217,27 +217,34 @@ class RowStore(object):
         return rows
 
     def wait_for(self, uuid, predicate, timeout=60.0, poll_interval=0.001,
-                 sleep=time.sleep, clock=time.monotonic):
+                 sleep=time.sleep, clock=time.monotonic, missing=False):
         """Wait until ``predicate(row)`` holds, as a polling API client does.
 
         Under the explorer this is a single guarded step; otherwise the row
         is polled every ``poll_interval`` seconds.
 
+        :param missing: True to wait for a row not created yet too (the
+            predicate is then asked only once the row exists)
         :returns: the row that satisfied the predicate
-        :raises ShelvefixException: the store's NotFound
+        :raises ShelvefixException: the store's NotFound (unless
+            ``missing``)
         :raises TimeoutError: the predicate did not hold within ``timeout``
         """
+        def holds():
+            with self._lock:
+                if missing and uuid not in self._rows:
+                    return False
+            return predicate(self.peek(uuid))
+
         if self.interceptor is not None:
-            handle = self._intercept(
-                'wait', uuid, guard=lambda: predicate(self.peek(uuid)))
+            handle = self._intercept('wait', uuid, guard=holds)
             row = self.peek(uuid)
             handle.done(self._describe(row))
             return row
         deadline = clock() + timeout
         while True:
-            row = self.peek(uuid)
-            if predicate(row):
-                return row
+            if holds():
+                return self.peek(uuid)
             if clock() >= deadline:
                 raise TimeoutError('%s %s: condition not met within '
                                    '%.1f s' % (self.kind, uuid, timeout))

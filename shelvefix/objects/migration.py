@@ -1,8 +1,8 @@
 """A migration record whose ``save`` writes through a shared store.
 
-Resize, cold migration and evacuation each leave a migration row behind
-that the resource tracker of both the source and the destination host
-reads to decide which resources are still claimed. As with
+Resize, cold migration, evacuation and live migration each leave a
+migration row behind that the resource tracker of both the source and the
+destination host reads to decide which resources are still claimed. As with
 :mod:`shelvefix.objects.instance`, changing a :class:`Migration` in memory
 is invisible to every other reader until :meth:`Migration.save` succeeds.
 """
@@ -21,7 +21,8 @@ from shelvefix import utils
 MIGRATION = 'migration'  # a cold migration: same flavor, another host
 RESIZE = 'resize'
 EVACUATION = 'evacuation'
-MIGRATION_TYPES = (MIGRATION, RESIZE, EVACUATION)
+LIVE_MIGRATION = 'live-migration'
+MIGRATION_TYPES = (MIGRATION, RESIZE, EVACUATION, LIVE_MIGRATION)
 
 # Statuses, as nova's conductor and compute manager spell them.
 PRE_MIGRATING = 'pre-migrating'
@@ -38,9 +39,14 @@ COMPLETED = 'completed'
 ERROR = 'error'
 FAILED = 'failed'
 CANCELLED = 'cancelled'
+# A live migration's, on the source while it runs.
+QUEUED = 'queued'
+PREPARING = 'preparing'
+RUNNING = 'running'
 ALL_STATUSES = (PRE_MIGRATING, MIGRATING, POST_MIGRATING, FINISHED,
                 CONFIRMING, CONFIRMED, REVERTING, REVERTED, ACCEPTED, DONE,
-                COMPLETED, ERROR, FAILED, CANCELLED)
+                COMPLETED, ERROR, FAILED, CANCELLED, QUEUED, PREPARING,
+                RUNNING)
 
 # The statuses a migration has no more claim on a host in, i.e. those that
 # migration_get_in_progress_by_host_and_node leaves out. FINISHED is not one

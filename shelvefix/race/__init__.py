@@ -20,7 +20,10 @@
   (``CloudProgram``), and uncontrolled random runs
   (:mod:`~shelvefix.race.move_program` for the move scenarios);
 * :mod:`~shelvefix.race.scenarios` - every scenario, once: its actors,
-  start, cells and symptoms; a cell's program explored or run at random;
+  start, cells and symptoms; a cell's program explored
+  (:mod:`~shelvefix.race.random_runs`: run at random);
+* :mod:`~shelvefix.race.live_migration` - the library's live migration
+  run by the lab;
 * :mod:`~shelvefix.race.targets` - whose code the actors run: the
   library's, or nova's (:mod:`shelvefix.nova`);
 * :mod:`~shelvefix.race.report` - tables, timelines, Mermaid and JSON;
@@ -68,9 +71,19 @@ SHELVE_API = 'shelve-api'
 EVACUATE_DELETE = 'evacuate-delete'
 SERVICE_DELETE = 'service-delete'
 LIVE_MIGRATE = 'live-migrate'
+LIVE_MIGRATE_ABORT = 'live-migrate-abort'
+BUILD = 'build'
+BUILD_DELETE = 'build-delete'
+SERVICE_DISABLE = 'service-disable'
+IRONIC_REBALANCE = 'ironic-rebalance'
+CROSS_CELL_REVERT = 'cross-cell-revert'
+CROSS_CELL_CONFIRM = 'cross-cell-confirm'
 SCENARIOS = (OFFLOAD_UNSHELVE, UNSHELVE_PERIODIC, LIFECYCLE, RESIZE_CONFIRM,
              RESIZE_REVERT, EVACUATE, RESIZE_DELETE, RESIZE_MIGRATE, RESIZE,
-             SHELVE_API, EVACUATE_DELETE, SERVICE_DELETE, LIVE_MIGRATE)
+             SHELVE_API, EVACUATE_DELETE, SERVICE_DELETE, LIVE_MIGRATE,
+             LIVE_MIGRATE_ABORT, BUILD, BUILD_DELETE,
+             SERVICE_DISABLE, IRONIC_REBALANCE, CROSS_CELL_REVERT,
+             CROSS_CELL_CONFIRM)
 ALL = 'all'
 DEFAULT_SCENARIO = OFFLOAD_UNSHELVE
 
@@ -100,6 +113,26 @@ CLAIM_FAILS = 'claim-fails'
 GUEST_LOST = 'guest-lost'
 # A live migration's: the hypervisor fails the migration itself.
 LIVE_MIGRATION_FAILS = 'live-migration-fails'
+# ... or the first destination's pre-check refuses it (a third host is
+# there for the retry).
+PRECHECK_FAILS = 'precheck-fails'
 FAULTS = (GHOST, PORT_BINDING, CONFIRM_FAILS, REBUILD_FAILS, SPAWN_FAILS,
           CONCURRENT_UPDATE, PREP_FAILS, RESIZE_FAILS, FINISH_FAILS,
-          CLAIM_FAILS, GUEST_LOST, LIVE_MIGRATION_FAILS)
+          CLAIM_FAILS, GUEST_LOST, LIVE_MIGRATION_FAILS, PRECHECK_FAILS)
+# A build's: compute-1's hypervisor fails the spawn (the build is
+# rescheduled to compute-2); placement refuses the conductor's claim of the
+# alternate host on that reschedule; compute-1's service restarts while
+# the build waits for its claim.
+BUILD_FAILS = 'build-fails'
+ALTERNATE_CLAIM_FAILS = 'alternate-claim-fails'
+COMPUTE_RESTARTS = 'compute-restarts'
+# The build's server asks for a PCI device, and compute-1's spawn fails;
+# two servers asking for PCI devices are scheduled at once by two workers.
+PCI_BUILD_FAILS = 'pci-build-fails'
+PCI_PARALLEL_BUILDS = 'pci-parallel-builds'
+FAULTS += (BUILD_FAILS, ALTERNATE_CLAIM_FAILS, COMPUTE_RESTARTS,
+           PCI_BUILD_FAILS, PCI_PARALLEL_BUILDS)
+# Not a failure: compute-1's service starts disabled, and the API enables
+# it again (service-disable).
+ENABLED_AGAIN = 'enabled-again'
+FAULTS += (ENABLED_AGAIN,)

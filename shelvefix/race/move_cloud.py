@@ -53,6 +53,7 @@ HOSTS = cloud_mod.HOSTS
 
 RESIZED = scenarios.RESIZED
 EVACUATING = scenarios.EVACUATING
+ACTIVE_ON_SOURCE = scenarios.ACTIVE_ON_SOURCE
 
 
 def create_providers(placement, enabled=False):
@@ -70,7 +71,9 @@ class MoveCloud(cloud_mod.TwoHosts):
 
     :param placement: a set-up placement fixture
     :param providers: ``(src, dst)`` from :func:`create_providers`
-    :param start: :data:`RESIZED` or :data:`EVACUATING`
+    :param start: :data:`RESIZED`, :data:`EVACUATING` or
+        :data:`ACTIVE_ON_SOURCE` (no move started:
+        :mod:`~shelvefix.race.live_migration`)
     :param manager_cls: the compute manager class of both hosts
     :param tracker_cls: the resource tracker class of both hosts
     :param failing: ``{host: driver method names that fail}``
@@ -103,8 +106,14 @@ class MoveCloud(cloud_mod.TwoHosts):
                                 uuidutils.generate_uuid()]
         if start == RESIZED:
             self._cold_migrate()
-        else:
+        elif start == EVACUATING:
             self._accept_evacuation()
+        else:
+            # ACTIVE_ON_SOURCE: both nodes audited; no migration yet.
+            for host in HOSTS:
+                self.periodic(host)
+            self.migration = None
+            return
         self.migration = migration_obj.Migration.get_by_uuid(
             self.migrations, self.migration_uuid)
 

@@ -4,14 +4,16 @@ Nothing is paused: each actor starts after a small random delay (seeded)
 and the operating system interleaves them, as in an ordinary test run. The
 programs of :mod:`shelvefix.race.program` make one such run each
 (``random_run``) with :func:`run_threads`;
-:func:`shelvefix.race.scenarios.run_random` repeats it and counts outcomes.
+:func:`run_random` repeats it for a cell's program and counts outcomes.
 """
 
 import collections
+import random
 import threading
 import time
 
 from shelvefix import explorer
+from shelvefix.race import scenarios
 
 #: Seconds an interrupted run waits for its actors: more than their own
 #: timeouts (the programs give them 10 s).
@@ -62,3 +64,27 @@ def finished(done, name):
     """
     event = done.get(name)
     return event is not None and event.is_set()
+
+
+def run_random(prog, cell, runs, seed, poll_interval=0.0005,
+               max_start_delay=0.002, progress=None):
+    """Run a cell's program ``runs`` times with real threads and timing.
+
+    Nothing is paused: the actors start after small random delays (seeded)
+    and the API client polls the saved state every ``poll_interval``
+    seconds, as a client polling the API would. This is what an ordinary
+    test run sees. The program is closed on the way out.
+
+    :returns: a :class:`RandomResult` with per-label counts
+    """
+    rng = random.Random(seed)
+    counts = collections.Counter()
+    start = time.monotonic()
+    with scenarios.closing(prog):
+        for index in range(runs):
+            for label in prog.random_run(rng, poll_interval,
+                                         max_start_delay):
+                counts[label] += 1
+            if progress:
+                progress(index + 1)
+    return RandomResult(cell, runs, dict(counts), time.monotonic() - start)

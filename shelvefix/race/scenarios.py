@@ -5,9 +5,9 @@ host each runs for, where the server starts, its cells (code variant, way
 of freeing, fault) and the symptoms its table always shows. It holds no
 code: a *target* (:mod:`shelvefix.race.targets` for the library,
 :mod:`shelvefix.nova` for a nova tree) supplies the program that runs a
-cell, and :func:`explore` or :func:`run_random` runs that program. This
-module imports neither target, so that a process running nova's code
-never loads the library's configuration (see :mod:`shelvefix.nova`).
+cell, and :func:`explore` (or :func:`~.random_runs.run_random`) runs
+it. This module imports neither target, so that a process running nova's
+code never loads the library's configuration (see :mod:`shelvefix.nova`).
 
 The actors:
 
@@ -26,17 +26,17 @@ The actors:
 
 import collections
 import contextlib
-import random
-import time
 
 from shelvefix import explorer
 from shelvefix import race
 from shelvefix.race import outcomes
-from shelvefix.race import random_runs
 
 SOURCE = 'compute-1'
 DESTINATION = 'compute-2'
 HOSTS = (SOURCE, DESTINATION)
+#: A third host, for a scenario that needs one (``live-migrate``'s
+#: ``precheck-fails``: the conductor's retry).
+THIRD = 'compute-3'
 
 #: Where a scenario's server starts.
 ON_SOURCE = 'on-source'
@@ -47,6 +47,10 @@ ACTIVE_ON_SOURCE = 'active-on-source'
 #: Evacuated from compute-1 to compute-2 (the migration ``done``), and
 #: compute-1 not started again since.
 EVACUATED = 'evacuated'
+#: No server: an ironic node of compute-1's, about to move to compute-2.
+NODE_ON_SOURCE = 'node-on-source'
+#: The API accepted a boot: a build request, no record in a cell yet.
+BUILD_REQUESTED = 'build-requested'
 
 
 class Cell(collections.namedtuple('Cell', ['variant', 'free', 'fault'],
@@ -121,6 +125,8 @@ def _cells(*pairs):
 _UNSHELVE = (('conductor', None), ('compute-2', DESTINATION),
              ('periodic-2', DESTINATION))
 _MOVE_SYMPTOMS = (outcomes.OK,)
+_CROSS_CELL = (('conductor', None), ('periodic-1', SOURCE),
+               ('periodic-2', DESTINATION))
 
 SCENARIOS = collections.OrderedDict((s.name, s) for s in [
     Scenario(race.OFFLOAD_UNSHELVE,
@@ -237,7 +243,6 @@ SCENARIOS = collections.OrderedDict((s.name, s) for s in [
              'variant', (('api', None), ('periodic-2', DESTINATION)),
              EVACUATED, _cells(race.CORRECTED),
              _MOVE_SYMPTOMS, targets=(race.NOVA,)),
-    # nova's only, for now.
     Scenario(race.LIVE_MIGRATE,
              'live-migrate a server from compute-1 (API + conductor + '
              'scheduler, compute-1 with its calls to compute-2) against the '
@@ -245,7 +250,76 @@ SCENARIOS = collections.OrderedDict((s.name, s) for s in [
              'variant', (('conductor', None), ('compute-1', SOURCE),
                          ('periodic-1', SOURCE),
                          ('periodic-2', DESTINATION)),
+             ACTIVE_ON_SOURCE, _cells(race.CORRECTED, (
+                 race.CORRECTED, race.LIVE_MIGRATION_FAILS)),
+             _MOVE_SYMPTOMS),
+    # The same live migration, compute-1's job in its pool (``job``), and
+    # a user aborting it (``abort``); nova's only.
+    Scenario(race.LIVE_MIGRATE_ABORT,
+             'abort a live migration (API) while compute-1 may still hold '
+             'it queued, its job in compute-1\'s pool, against both '
+             'audits',
+             'variant', (('conductor', None), ('compute-1', SOURCE),
+                         ('job', SOURCE), ('abort', None),
+                         ('periodic-1', SOURCE),
+                         ('periodic-2', DESTINATION)),
              ACTIVE_ON_SOURCE, _cells(race.CORRECTED),
+             _MOVE_SYMPTOMS, targets=(race.NOVA,)),
+    # A server's build from the conductor on (schedule_and_build_instances,
+    # compute-1's build, a reschedule to compute-2); conductor-2 builds a
+    # second server with the pci-parallel-builds fault only. nova's only.
+    Scenario(race.BUILD,
+             'build a server (conductor + scheduler, compute-1, a '
+             "reschedule to compute-2) against compute-1's periodic audit",
+             'variant', (('conductor', None), ('conductor-2', None),
+                         ('compute-1', SOURCE), ('compute-2', DESTINATION),
+                         ('periodic-1', SOURCE)),
+             BUILD_REQUESTED,
+             _cells(race.CORRECTED, (race.CORRECTED, race.BUILD_FAILS),
+                    (race.CORRECTED, race.ALTERNATE_CLAIM_FAILS),
+                    (race.CORRECTED, race.COMPUTE_RESTARTS),
+                    (race.CORRECTED, race.PCI_BUILD_FAILS),
+                    (race.CORRECTED, race.PCI_PARALLEL_BUILDS)),
+             # shelvefix.nova.build_pci.PCI_MISMATCH
+             (outcomes.OK, 'PCI devices mismatch'), targets=(race.NOVA,)),
+    # The same build, and the user's delete of the server (nova's REST API
+    # and API.delete) while the conductor builds it; compute-1 serves what
+    # was cast to it after each run, unexplored. nova's only.
+    Scenario(race.BUILD_DELETE,
+             'delete a server (API) while the conductor builds it '
+             "(conductor + scheduler), compute-1's periodic audit",
+             'variant', (('conductor', None), ('delete', None),
+                         ('periodic-1', SOURCE)),
+             BUILD_REQUESTED, _cells(race.CORRECTED),
+             (outcomes.OK, outcomes.API_500), targets=(race.NOVA,)),
+    # nova's only (shelvefix.nova.service_disable).
+    Scenario(race.SERVICE_DISABLE,
+             "compute-1's periodic audit against disabling its service "
+             "(API, compute-1's trait update)",
+             'variant', (('periodic-1', SOURCE), ('api', None)),
+             ACTIVE_ON_SOURCE,
+             _cells(race.CORRECTED, (race.CORRECTED, race.ENABLED_AGAIN)),
+             (outcomes.OK, 'trait out of sync'), targets=(race.NOVA,)),
+    # nova's only (shelvefix.nova.ironic_rebalance).
+    Scenario(race.IRONIC_REBALANCE,
+             "an ironic node moving from compute-1 to compute-2: compute-1's "
+             "audit (orphan clean-up) against compute-2's (take-over)",
+             'variant', (('periodic-1', SOURCE), ('periodic-2', DESTINATION)),
+             NODE_ON_SOURCE, _cells(race.CORRECTED),
+             (outcomes.OK, 'node lost', 'node not taken over',
+              'provider lost'),
+             targets=(race.NOVA,)),
+    # A resize from compute-1 in cell1 to compute-2 in cell2, reverted or
+    # confirmed by nova's conductor; nova's only.
+    Scenario(race.CROSS_CELL_REVERT,
+             'revert a cross-cell resize (API + conductor, its calls to both '
+             'hosts) against both audits, each in its cell',
+             'variant', _CROSS_CELL, RESIZED, _cells(race.CORRECTED),
+             _MOVE_SYMPTOMS, targets=(race.NOVA,)),
+    Scenario(race.CROSS_CELL_CONFIRM,
+             'confirm a cross-cell resize (API + conductor, its call to '
+             'compute-1) against both audits, each in its cell',
+             'variant', _CROSS_CELL, RESIZED, _cells(race.CORRECTED),
              _MOVE_SYMPTOMS, targets=(race.NOVA,)),
 ])
 
@@ -301,28 +375,3 @@ def closing(prog):
         raise
     finally:
         prog.close(interrupted=interrupted)
-
-
-def run_random(prog, cell, runs, seed, poll_interval=0.0005,
-               max_start_delay=0.002, progress=None):
-    """Run a cell's program ``runs`` times with real threads and timing.
-
-    Nothing is paused: the actors start after small random delays (seeded)
-    and the API client polls the saved state every ``poll_interval``
-    seconds, as a client polling the API would. This is what an ordinary
-    test run sees. The program is closed on the way out.
-
-    :returns: a :class:`~.random_runs.RandomResult` with per-label counts
-    """
-    rng = random.Random(seed)
-    counts = collections.Counter()
-    start = time.monotonic()
-    with closing(prog):
-        for index in range(runs):
-            for label in prog.random_run(rng, poll_interval,
-                                         max_start_delay):
-                counts[label] += 1
-            if progress:
-                progress(index + 1)
-    return random_runs.RandomResult(cell, runs, dict(counts),
-                                    time.monotonic() - start)

@@ -20,8 +20,10 @@ reports either the same way and their tables compare cell for cell.
 """
 
 from shelvefix import race
+from shelvefix.race import live_migration
 from shelvefix.race import move_program
 from shelvefix.race import program as program_mod
+from shelvefix.race import random_runs
 from shelvefix.race import report
 from shelvefix.race import scenarios
 
@@ -35,6 +37,8 @@ def program(placement, scenario, cell):
         cls = program_mod.ShelveRaceProgram
     elif scenario.start in (scenarios.ON_SOURCE, scenarios.OFFLOADED):
         cls = program_mod.CloudRaceProgram
+    elif scenario.name == race.LIVE_MIGRATE:
+        cls = live_migration.LiveMigrationProgram
     else:
         cls = move_program.MoveRaceProgram
     return cls(placement, cell, scenario)
@@ -57,13 +61,13 @@ def run_random(placement, cell, runs, seed, poll_interval=0.0005,
                scenario_name=race.DEFAULT_SCENARIO):
     """Run one cell on the library ``runs`` times with real threads.
 
-    See :func:`shelvefix.race.scenarios.run_random`.
+    See :func:`shelvefix.race.random_runs.run_random`.
     """
     scenario = scenarios.get_scenario(scenario_name)
-    return scenarios.run_random(program(placement, scenario, cell), cell,
-                                runs, seed, poll_interval=poll_interval,
-                                max_start_delay=max_start_delay,
-                                progress=progress)
+    return random_runs.run_random(program(placement, scenario, cell), cell,
+                                  runs, seed, poll_interval=poll_interval,
+                                  max_start_delay=max_start_delay,
+                                  progress=progress)
 
 
 class LibraryLab(object):

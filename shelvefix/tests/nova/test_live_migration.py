@@ -2,7 +2,10 @@
 
 What nova 34.0.0 shows: the migration always completes (the server
 ``ACTIVE`` on compute-2, the migration ``completed``, placement holding
-compute-2 only); compute-2 counts the server only from its next audit,
+compute-2 only), but the scheduler is told the server is on compute-1
+(the source's ``_post_live_migration`` reports it as its own, and
+compute-2 reports nothing): ``scheduler instance info stale`` in every
+run; compute-2 counts the server only from its next audit,
 since nova claims nothing on the destination's tracker for a server with
 no NUMA topology: an audit of compute-2 that lists its instances before
 the source saves the server there leaves it uncounted (``usage
@@ -16,6 +19,7 @@ import logging
 import fixtures
 
 from shelvefix import race
+from shelvefix.race import move_outcomes
 from shelvefix.race import outcomes
 from shelvefix.race import scenarios
 from shelvefix.tests.nova import base
@@ -26,6 +30,7 @@ RUNS = 334
 WITHOUT_SOURCE_AUDIT = 18
 #: Runs without compute-1's audit, the hypervisor failing the migration.
 FAILED_WITHOUT_SOURCE_AUDIT = 35
+STALE = move_outcomes.SCHEDULER_INFO_STALE
 SAVED_THERE = ('compute-1', 'save instance',
                'vm_state=active task_state=None host=compute-2')
 
@@ -44,14 +49,16 @@ class LiveMigrationTestCase(base.NovaTestCase):
 
     def explore(self, without=(), fault=None):
         cell = scenarios.Cell(race.CORRECTED, None, fault)
-        prog = self.target.program('double', self.scenario, cell, without)
+        prog = self.prog = self.target.program('double', self.scenario,
+                                               cell, without)
         exploration = scenarios.explore(prog)
         self.assertExplored(exploration)
         self.assertTrue(exploration.complete)
         return exploration, prog.inner.ends
 
-    def test_nova_only(self):
-        self.assertEqual((race.NOVA,), self.scenario.targets)
+    def test_the_scenario_on_nova(self):
+        # Both targets run it (the library's: shelvefix.race.live_migration).
+        self.assertEqual((race.LIBRARY, race.NOVA), self.scenario.targets)
         self.assertEqual(scenarios.ACTIVE_ON_SOURCE, self.scenario.start)
         prog = self.target.program('double', self.scenario, self.cell)
         self.addCleanup(prog.close)
@@ -67,8 +74,12 @@ class LiveMigrationTestCase(base.NovaTestCase):
             'migration': 'completed', 'held': ['compute-2'],
             'migration_held': []}], ends)
         run = exploration.runs[0]
-        # Not audited since, compute-2 does not count the server yet.
-        self.assertEqual((outcomes.USAGE_UNTRACKED,), run.outcome)
+        # Not audited since, compute-2 does not count the server yet; the
+        # scheduler was told the server is on compute-1.
+        self.assertEqual((outcomes.USAGE_UNTRACKED, STALE), run.outcome)
+        last = self.prog.inner.cloud.run
+        self.assertEqual({'compute-1': {last.uuid}, 'compute-2': set()},
+                         last.scheduler_info)
         statuses = [entry.result for entry in run.trace
                     if entry.step.label in ('create migration',
                                             'save migration')]
@@ -83,9 +94,9 @@ class LiveMigrationTestCase(base.NovaTestCase):
         for run, end in zip(exploration.runs, ends):
             self.assertEqual(('active', None, 'compute-2'), end['instance'])
             self.assertEqual('completed', end['migration'])
-            self.assertIn(run.outcome, ((outcomes.OK,),
-                                        (outcomes.USAGE_UNTRACKED,)))
-            if run.outcome == (outcomes.OK,):
+            self.assertIn(run.outcome, ((STALE,),
+                                        (outcomes.USAGE_UNTRACKED, STALE)))
+            if run.outcome == (STALE,):
                 continue
             untracked += 1
             # The audit listed compute-2's instances before the server was
@@ -115,7 +126,39 @@ class LiveMigrationTestCase(base.NovaTestCase):
     def test_whole_search(self):
         exploration, ends = self.explore()
         self.assertEqual(RUNS, len(exploration.runs))
-        self.assertEqual({outcomes.OK, outcomes.USAGE_UNTRACKED},
+        # Every run: the scheduler believes the server on compute-1.
+        self.assertEqual({STALE, outcomes.USAGE_UNTRACKED},
                          test_moves.labels(exploration))
+        self.assertEqual(RUNS, sum(STALE in run.outcome
+                                   for run in exploration.runs))
         self.assertEqual([('active', None, 'compute-2')] * RUNS,
                          [end['instance'] for end in ends])
+
+    def test_a_refused_precheck_retries_on_a_third_host(self):
+        # The scheduler's first pick (compute-2 or compute-3, whichever it
+        # weighs first) refuses the migration in its pre-check: nova's
+        # conductor removes the claim the scheduler made there and
+        # schedules again, to the other one; compute-3 is never audited
+        # here.
+        exploration, ends = self.explore(('periodic-1', 'periodic-2'),
+                                         fault=race.PRECHECK_FAILS)
+        self.assertEqual(1, len(exploration.runs))
+        last = self.prog.inner.cloud.run
+        checks = [event[0].split()[0] for event in last.events
+                  if event[0].endswith('check_can_live_migrate_destination')]
+        self.assertEqual(2, len(checks))
+        refused, there = checks
+        self.assertEqual({'compute-2', 'compute-3'}, {refused, there})
+        self.assertEqual([{
+            'instance': ('active', None, there), 'flavor': 'm1.small',
+            'migration': 'completed', 'held': [there],
+            'migration_held': []}], ends)
+        run = exploration.runs[0]
+        self.assertIn(STALE, run.outcome)
+        self.assertNotIn(outcomes.LEAKED, run.outcome)
+        claims = [entry.step.label for entry in run.trace
+                  if entry.step.label.startswith('PUT /allocations/{inst')]
+        # The first claim, its removal, the claim of the other host.
+        self.assertEqual(['PUT /allocations/{instance} gen=null',
+                          'PUT /allocations/{instance} (empty) gen=1',
+                          'PUT /allocations/{instance} gen=null'], claims)

@@ -17,6 +17,7 @@ import webob
 
 from shelvefix import race
 from shelvefix.race import outcomes
+from shelvefix.race import random_runs
 from shelvefix.race import scenarios
 from shelvefix.tests.nova import base
 
@@ -101,7 +102,7 @@ class ShelveApiTestCase(base.NovaTestCase):
                                  for run in exploration.runs))
 
     def test_random_runs_are_judged_the_same_way(self):
-        result = scenarios.run_random(
+        result = random_runs.run_random(
             self.target.program('double', self.scenario, self.cell),
             self.cell, runs=5, seed=1)
         self.assertEqual({outcomes.OK: 5}, result.counts)

@@ -82,3 +82,40 @@ class TransportTestCase(base.TestCase):
         self.transport.cast('compute', 'h', 'no_such_method', self.context)
         server = rpc.Server(self.transport, 'compute', 'h', Endpoint())
         self.assertRaises(AttributeError, server.handle_one)
+
+    def test_call_runs_now_on_copies(self):
+        seen = []
+
+        class Checks(object):
+            def check_can_live_migrate_source(self, context, instance,
+                                              dest_check_data):
+                seen.append((instance, dest_check_data))
+                dest_check_data['checked'] = True
+                return dest_check_data
+
+        self.transport.serve_calls('compute', 'compute-1', Checks())
+        # A call is no step of its own: the interceptor sees nothing.
+        self.transport.interceptor = lambda *args, **kwargs: self.fail(
+            'intercepted')
+        self.inst.host = 'compute-1'
+        data = {'block_migration': False}
+        answer = rpcapi.ComputeAPI(
+            self.transport).check_can_live_migrate_source(
+                self.context, self.inst, data)
+        received, received_data = seen[0]
+        self.assertIsNot(self.inst, received)
+        self.assertEqual('compute-1', received.host)
+        self.assertIsNot(data, received_data)
+        self.assertEqual({'block_migration': False}, data)
+        # The answer is a copy of what the callee returned.
+        self.assertEqual({'block_migration': False, 'checked': True},
+                         answer)
+        self.assertIsNot(received_data, answer)
+        self.assertEqual(0, self.transport.waiting('compute', 'compute-1'))
+
+    def test_call_nobody_answers(self):
+        error = self.assertRaises(
+            rpc.NoReply, self.transport.call, 'compute', 'compute-2',
+            'pre_live_migration', self.context)
+        self.assertEqual('no reply to pre_live_migration from '
+                         'compute.compute-2', str(error))

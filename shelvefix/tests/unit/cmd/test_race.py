@@ -395,3 +395,50 @@ class NovaTargetCommandTestCase(base.TestCase):
                                          '--backend', 'double')
         self.assertEqual((2, ''), (rc, out))
         self.assertEqual('shelvefix race: nova is missing\n', err)
+
+    def test_without_names_actors_of_the_scenario(self):
+        self.assertRefused(
+            '--without periodic-9: --scenario live-migrate has no such '
+            'actor (it has: conductor, compute-1, periodic-1, periodic-2)',
+            '--target', 'nova', '--scenario', 'live-migrate',
+            '--without', 'periodic-9')
+
+    def test_without_needs_one_scenario_on_nova(self):
+        self.assertRefused('--without applies to the nova target only',
+                           '--scenario', 'resize-revert', '--without',
+                           'periodic-1')
+        self.assertRefused('--without names actors of one scenario',
+                           '--target', 'nova', '--scenario', 'all',
+                           '--without', 'periodic-1')
+        self.assertRefused('--without applies to an exploration',
+                           '--target', 'nova', '--scenario',
+                           'resize-revert', '--without', 'periodic-1',
+                           '--random', '3')
+
+    def test_without_reaches_the_nova_lab(self):
+        from shelvefix.nova import lab
+        from shelvefix.race import report
+        from shelvefix.race import scenarios
+        cell = scenarios.Cell('corrected', None)
+        result = report.CellResult(cell, 1, {'ok': 1}, {}, 0.5, 0, True)
+        with mock.patch.object(lab.NovaLab, '__init__',
+                               return_value=None), \
+                mock.patch.object(lab.NovaLab, '__enter__',
+                                  side_effect=lambda: lab.NovaLab.__new__(
+                                      lab.NovaLab)), \
+                mock.patch.object(lab.NovaLab, '__exit__'), \
+                mock.patch.object(lab.NovaLab, 'description', 'nova',
+                                  create=True), \
+                mock.patch.object(lab.NovaLab, 'explore',
+                                  return_value=result) as explore:
+            rc, out, err = self.run_main(
+                'race', '--target', 'nova', '--scenario', 'resize-revert',
+                '--without', 'periodic-1', '--without', 'periodic-2',
+                '--json')
+        self.assertEqual(0, rc, err)
+        self.assertEqual(['periodic-1', 'periodic-2'],
+                         json.loads(out)['without'])
+        for call in explore.call_args_list:
+            self.assertEqual(['periodic-1', 'periodic-2'],
+                             call.kwargs['without'])
+        self.assertTrue(explore.called)

@@ -25,8 +25,8 @@ class ConstantsTestCase(base.TestCase):
                          set(migration_obj.ALL_STATUSES))
 
     def test_types(self):
-        self.assertEqual(('migration', 'resize', 'evacuation'),
-                         migration_obj.MIGRATION_TYPES)
+        self.assertEqual(('migration', 'resize', 'evacuation',
+                          'live-migration'), migration_obj.MIGRATION_TYPES)
 
 
 class MigrationTestCase(base.TestCase):
@@ -153,7 +153,7 @@ class MigrationTestCase(base.TestCase):
         new = uuidutils.generate_uuid()
         self.assertRaises(exception.InvalidUUID, migration_obj.Migration,
                           self.store, 'not-a-uuid')
-        for kwargs in ({'migration_type': 'live-migration'},
+        for kwargs in ({'migration_type': 'teleport'},
                        {'status': 'bogus'}, {'status': None},
                        {'old_flavor': {'vcpus': 1}}):
             self.assertRaises(exception.Invalid, migration_obj.Migration,
@@ -328,7 +328,8 @@ class MigrationListTestCase(base.TestCase):
         statuses = {m.status for m in get(self.store, 'a', 'a-node')}
         self.assertEqual(
             {'pre-migrating', 'migrating', 'post-migrating', 'finished',
-             'confirming', 'reverting', 'accepted'}, statuses)
+             'confirming', 'reverting', 'accepted', 'queued', 'preparing',
+             'running'}, statuses)
         self.assertEqual(statuses, {m.status for m in get(self.store, 'b',
                                                           'b-node')})
 

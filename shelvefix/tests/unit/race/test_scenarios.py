@@ -2,6 +2,7 @@
 
 from shelvefix import backends
 from shelvefix import race
+from shelvefix.race import live_migration
 from shelvefix.race import move_program
 from shelvefix.race import outcomes
 from shelvefix.race import program
@@ -11,7 +12,8 @@ from shelvefix.tests import base
 
 STARTS = (scenarios.ON_SOURCE, scenarios.OFFLOADED, scenarios.RESIZED,
           scenarios.EVACUATING, scenarios.ACTIVE_ON_SOURCE,
-          scenarios.EVACUATED)
+          scenarios.EVACUATED, scenarios.BUILD_REQUESTED,
+          scenarios.NODE_ON_SOURCE)
 
 
 class ScenarioTestCase(base.TestCase):
@@ -31,7 +33,7 @@ class ScenarioTestCase(base.TestCase):
             self.assertEqual(len(names), len(set(names)), scenario.name)
             self.assertEqual(tuple(a[0] for a in scenario.actors), names)
             for name, host in scenario.actors:
-                self.assertIn(host, scenarios.HOSTS + (None,),
+                self.assertIn(host, scenarios.HOSTS + (scenarios.THIRD, None),
                               '%s: %s' % (scenario.name, name))
             self.assertIn(scenario.start, STARTS, scenario.name)
             self.assertEqual(outcomes.OK, scenario.symptoms[0],
@@ -83,6 +85,7 @@ class LibraryProgramTestCase(base.TestCase):
             race.EVACUATE: move_program.MoveRaceProgram,
             race.RESIZE_DELETE: move_program.MoveRaceProgram,
             race.RESIZE_MIGRATE: move_program.MoveRaceProgram,
+            race.LIVE_MIGRATE: live_migration.LiveMigrationProgram,
         }
         library = {name for name, scenario in scenarios.SCENARIOS.items()
                    if race.LIBRARY in scenario.targets}
