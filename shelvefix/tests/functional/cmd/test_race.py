@@ -170,9 +170,11 @@ class ScenarioCommandTestCase(base.TestCase):
         self.assertEqual(0, rc)
         data = json.loads(out)
         self.assertTrue(data['corrected_is_clean'])
+        # The library's scenarios (the nova target's own are skipped).
         self.assertEqual(['offload-unshelve', 'unshelve-periodic',
                           'lifecycle', 'resize-confirm', 'resize-revert',
-                          'evacuate', 'resize-delete', 'resize-migrate'],
+                          'evacuate', 'resize-delete', 'resize-migrate',
+                          'live-migrate'],
                          [s['scenario'] for s in data['scenarios']])
         # The concurrent delete's cells too: every run ok.
         delete, = [s for s in data['scenarios']
