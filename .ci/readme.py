@@ -328,6 +328,9 @@ def run(found, words=(), out=sys.stdout):
             skipped += 1
             out.write('skip %s: %s\n' % (block.text.splitlines()[0],
                                          block.argument))
+            # What follows shows the skipped command's output: nothing
+            # ran to judge it by.
+            last_output, last_ran = None, False
             continue
         if block.kind == 'output':
             if not last_ran:

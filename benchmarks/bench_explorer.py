@@ -68,7 +68,14 @@ UNREDUCED_RUNS = {race.OFFLOAD_UNSHELVE: True,
                   race.EVACUATE: False,
                   race.RESIZE_DELETE: False,
                   race.RESIZE_MIGRATE: False,
-                  race.LIVE_MIGRATE: False}
+                  race.LIVE_MIGRATE: False,
+                  race.LIVE_MIGRATE_ABORT: False,
+                  race.BUILD: False,
+                  race.BUILD_DELETE: False,
+                  race.SERVICE_DISABLE: True,
+                  race.IRONIC_REBALANCE: False,
+                  race.CROSS_CELL_REVERT: False,
+                  race.CROSS_CELL_CONFIRM: False}
 
 
 #: What runs without ``--scenario``: the shelve lifecycle's scenarios.

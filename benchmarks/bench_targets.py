@@ -18,11 +18,18 @@ here. Exit status 1 of the command only says that bad outcomes were found
 (nova has some); status 2, or no JSON, is an error: it is reported and
 the benchmark exits 1 after printing what it measured.
 
+A scenario only one target has is measured there, and its row on the
+other says ``-``. Where nova's whole search is too long to measure
+(:data:`NOVA_WITHOUT`), nova's row leaves out the actors named (``race
+--without``) and the ratio is not printed: the searches differ.
+
 Usage (with the Python of ``tox -e nova``, which installs nova):
-``.tox/nova/bin/python benchmarks/bench_targets.py [--quick]
+``.tox/nova/bin/python benchmarks/bench_targets.py [--quick | --new]
 [--scenario NAME ...] [--workers 1,2] [--loads N]``. Every scenario takes
 about a quarter of an hour with two workers on two cores; ``--quick``
-measures the small ones.
+measures the small ones, ``--new`` the operations added by the issue "New
+operations" (live migration, builds, cross-cell resize, service disable,
+ironic).
 """
 
 import argparse
@@ -43,6 +50,16 @@ import figures
 QUICK_SCENARIOS = (race.OFFLOAD_UNSHELVE, race.UNSHELVE_PERIODIC,
                    race.RESIZE_CONFIRM)
 
+#: What ``--new`` measures: the scenarios of the new operations.
+NEW_SCENARIOS = (race.LIVE_MIGRATE, race.LIVE_MIGRATE_ABORT,
+                 race.LIVE_MIGRATE_GROUP, race.BUILD, race.BUILD_DELETE,
+                 race.SERVICE_DISABLE, race.IRONIC_REBALANCE,
+                 race.CROSS_CELL_REVERT, race.CROSS_CELL_CONFIRM)
+
+#: The actors nova's search leaves out, where its whole search is too long
+#: to measure here.
+NOVA_WITHOUT = {race.LIVE_MIGRATE_ABORT: ('periodic-1', 'periodic-2')}
+
 #: The targets, in the order they run and print.
 TARGETS = (race.LIBRARY, race.NOVA)
 
@@ -59,11 +76,19 @@ def worker_counts(text):
     return counts
 
 
+def without(target, scenario):
+    """The actors the measurement of ``scenario`` on ``target`` leaves out."""
+    return NOVA_WITHOUT.get(scenario, ()) if target == race.NOVA else ()
+
+
 def race_argv(target, scenario, workers):
     """The command line of one measurement."""
-    return [sys.executable, '-m', 'shelvefix', 'race', '--target', target,
+    argv = [sys.executable, '-m', 'shelvefix', 'race', '--target', target,
             '--backend', 'double', '--scenario', scenario,
             '--workers', str(workers), '--json']
+    for actor in without(target, scenario):
+        argv += ['--without', actor]
+    return argv
 
 
 def _last_line(text):
@@ -152,6 +177,11 @@ def print_rows(rows):
         'scenario', 'target', 'wkrs', 'cells', 'runs', 'search s',
         'wall s', 'run ms', 'status'))
     for r in rows:
+        if r.get('absent'):
+            print('%-18s %-7s %4d %5s %7s %9s %8s %8s %6s' % (
+                r['scenario'], r['target'], r['workers'], '-', '-', '-',
+                '-', '-', '-'))
+            continue
         what = '%s on %s, %d workers' % (r['scenario'], r['target'],
                                          r['workers'])
         r['run_ms'] = 1000.0 * figures.ratio(r['search'], r['runs'],
@@ -174,6 +204,12 @@ def print_ratios(rows, names, counts):
                 print('%-18s %4d %8s %8s %8s' % (name, workers, 'error',
                                                  'error', 'error'))
                 continue
+            if lib.get('absent') or nova.get('absent') or NOVA_WITHOUT.get(
+                    name):
+                # One target only, or searches that differ.
+                print('%-18s %4d %8s %8s %8s' % (name, workers, '-', '-',
+                                                 '-'))
+                continue
             what = '%s, %d workers, nova / library' % (name, workers)
             print('%-18s %4d %7.2fx %7.2fx %7.2fx' % (
                 name, workers,
@@ -187,9 +223,13 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('--scenario', action='append',
                         choices=list(scenarios.SCENARIOS))
-    parser.add_argument('--quick', action='store_true',
-                        help='without --scenario: only %s'
-                             % ', '.join(QUICK_SCENARIOS))
+    which = parser.add_mutually_exclusive_group()
+    which.add_argument('--quick', action='store_true',
+                       help='without --scenario: only %s'
+                            % ', '.join(QUICK_SCENARIOS))
+    which.add_argument('--new', action='store_true',
+                       help='without --scenario: the new operations\' '
+                            'scenarios, %s' % ', '.join(NEW_SCENARIOS))
     parser.add_argument('--workers', type=worker_counts, default=[1, 2],
                         help='explorer processes, comma-separated '
                              '(default 1,2)')
@@ -201,6 +241,7 @@ def main(argv=None):
               '.tox/nova/bin/python)' % sys.executable)
         return 2
     names = args.scenario or (QUICK_SCENARIOS if args.quick
+                              else NEW_SCENARIOS if args.new
                               else list(scenarios.SCENARIOS))
     errors = []
     _progress('loading nova %d times' % args.loads)
@@ -213,6 +254,10 @@ def main(argv=None):
     for name in names:
         for workers in args.workers:
             for target in TARGETS:
+                if target not in scenarios.get_scenario(name).targets:
+                    rows.append(dict(target=target, scenario=name,
+                                     workers=workers, absent=True))
+                    continue
                 _progress('%s on %s, %d workers' % (name, target, workers))
                 try:
                     rows.append(measure(target, name, workers))
@@ -231,6 +276,12 @@ def main(argv=None):
           'own time; wall s: the command\'s, start-up included')
     print('run ms: search s per run; status 1: the command found a bad '
           'outcome in the corrected code (nova as it is), or no verdict')
+    print('-: the target does not have the scenario, or (ratios) the '
+          'searches differ')
+    for name in names:
+        if NOVA_WITHOUT.get(name):
+            print('%s on nova: without %s' % (name, ', '.join(
+                NOVA_WITHOUT[name])))
     for error in errors:
         sys.stderr.write('bench_targets: ERROR: %s\n' % error)
     return 1 if errors else 0

@@ -132,6 +132,31 @@ class ResourceProviderUpdateFailed(ShelvefixException):
                '%(error)s')
 
 
+class ResourceProviderUpdateConflict(ResourceProviderUpdateFailed):
+    """Placement refused a provider write: its generation moved on."""
+
+    msg_fmt = ('Conflict updating resource provider via URL %(url)s: '
+               '%(error)s')
+
+
+class ResourceProviderTraitRetrievalFailed(ShelvefixException):
+    """The traits of a provider could not be read from placement."""
+
+    msg_fmt = 'Failed to get traits for resource provider %(uuid)s: %(error)s'
+
+
+class ComputeHostNotFound(ShelvefixException):
+    """No service or compute node record for that host (or node)."""
+
+    msg_fmt = 'Compute host %(host)s could not be found.'
+
+
+class ObjectActionError(ShelvefixException):
+    """A record's action was refused: the row no longer is as expected."""
+
+    msg_fmt = 'Object action %(action)s failed because: %(reason)s'
+
+
 class NoValidHost(ShelvefixException):
     msg_fmt = 'No valid host was found. %(reason)s'
 
@@ -170,3 +195,41 @@ class InvalidMigrationState(Invalid):
     msg_fmt = ('Migration %(migration_id)s state of instance '
                '%(instance_uuid)s is %(state)s. Cannot %(method)s while the '
                'migration is in this state.')
+
+
+class BuildRequestNotFound(ShelvefixException):
+    """The API's build request of a server is gone (deleted or built)."""
+
+    msg_fmt = 'BuildRequest not found for instance %(uuid)s'
+
+
+class InstanceMappingNotFound(ShelvefixException):
+    """No instance mapping in the API database for that server."""
+
+    msg_fmt = 'Instance %(uuid)s has no mapping to a cell.'
+
+
+class RescheduledException(ShelvefixException):
+    """A compute host could not build a server: another host may."""
+
+    msg_fmt = ('Build of instance %(instance_uuid)s was re-scheduled: '
+               '%(reason)s')
+
+
+class BuildAbortException(ShelvefixException):
+    """A compute host's build of a server ended; no other host will try."""
+
+    msg_fmt = ('Build of instance %(instance_uuid)s aborted: %(reason)s')
+
+
+class MaxRetriesExceeded(NoValidHost):
+    """A rescheduled build found no alternate host left to claim."""
+
+    msg_fmt = 'Exceeded maximum number of retries. %(reason)s'
+
+
+class ResourceProviderAllocationRetrievalFailed(ShelvefixException):
+    """Placement did not list the allocations against a provider."""
+
+    msg_fmt = ('Failed to retrieve allocations for resource provider '
+               '%(rp_uuid)s: %(error)s')

@@ -39,6 +39,10 @@ def _copy(value):
     clone = getattr(value, 'obj_clone', None)
     if clone is not None:
         return clone()
+    if isinstance(value, list):
+        # A list of objects (a reschedule's instances) is copied item by
+        # item, each as it travels alone.
+        return [_copy(item) for item in value]
     return copy.deepcopy(value)
 
 

@@ -6,11 +6,12 @@ legacy) × the way compute frees allocations (GET + PUT empty, DELETE), the
 compute manager's shelve-offload against the scheduler's claim),
 ``unshelve-periodic``, ``lifecycle``, the move scenarios
 ``resize-confirm``, ``resize-revert``, ``evacuate``, ``resize-delete``,
-``resize-migrate`` and ``live-migrate``, on nova only ``resize``,
-``shelve-api``, ``evacuate-delete``, ``service-delete``,
-``live-migrate-abort``, ``build``, ``build-delete``, ``service-disable``,
-``ironic-rebalance``, ``cross-cell-revert`` and ``cross-cell-confirm``,
-or ``all`` of them;
+``resize-migrate``, ``live-migrate``, ``live-migrate-abort``, ``build``
+and ``build-delete`` (nova's PCI cells of ``build`` on nova only),
+``service-disable``, ``ironic-rebalance``, ``cross-cell-revert`` and
+``cross-cell-confirm``, on nova only ``resize``, ``shelve-api``,
+``evacuate-delete``, ``service-delete`` and ``live-migrate-group``, or
+``all`` of them;
 ``--target`` whose code runs (:mod:`shelvefix.race.targets`: the
 library's, or nova's through :mod:`shelvefix.nova`). The explorer runs
 the actors through every interleaving of their shared-state steps
@@ -39,16 +40,19 @@ DESCRIPTION = (
     'unshelve-periodic (bugs 2025480 and 1862633), lifecycle, '
     'resize-confirm (bugs 1879878 and 1821594), resize-revert, evacuate, '
     'resize-delete, resize-migrate, live-migrate (a live migration with '
-    'no host named), on the nova target only resize (the cold resize '
+    'no host named), live-migrate-abort (the user aborting a live '
+    'migration compute-1 may hold queued), '
+    'build (a server\'s build, its reschedule; its PCI '
+    'faults on the nova target only), build-delete (a delete while it '
+    'builds), service-disable (a compute service disabled against its '
+    'audit), ironic-rebalance (an ironic node moving between compute '
+    'services), cross-cell-revert and cross-cell-confirm (a cross-cell '
+    'resize), on the nova target only resize (the cold resize '
     'itself), shelve-api (two clients shelving one server through '
     'nova\'s API), evacuate-delete (an evacuated server deleted as its '
     'old host starts again), service-delete (the old host\'s compute '
-    'service deleted instead), live-migrate-abort (the user aborting a '
-    'live migration compute-1 may hold queued), build (a server\'s '
-    'build, its reschedule), build-delete (a delete while it builds), '
-    'service-disable (a compute service disabled against its audit), '
-    'ironic-rebalance (an ironic node moving between compute services), '
-    'cross-cell-revert and cross-cell-confirm (a cross-cell resize), or '
+    'service deleted instead), live-migrate-group (two members of an '
+    'anti-affinity group live-migrated at once), or '
     'all. Each runs the corrected code '
     'and the code before each fix, derived by rewriting the corrected '
     'code. --target nova (or --nova PATH) runs them on nova\'s own code '

@@ -73,7 +73,7 @@ class RecordingDriver(_Recorder):
     def spawn(self, context, instance, image_meta, injected_files=None,
               admin_password=None, allocations=None, network_info=None,
               block_device_info=None, accel_info=None):
-        self._record('spawn', instance.uuid)
+        self._call('spawn', instance)
         self._power[instance.uuid] = power_state.RUNNING
 
     # -- moves
@@ -100,6 +100,12 @@ class RecordingDriver(_Recorder):
                                 power_on=True):
         self._call('finish_revert_migration', instance)
         self._power[instance.uuid] = power_state.RUNNING
+
+    def cleanup(self, context, instance, network_info,
+                block_device_info=None, destroy_disks=True,
+                migrate_data=None, destroy_vifs=True, destroy_secrets=True):
+        """What a destroyed guest left on the host (its disks) goes."""
+        self._call('cleanup', instance)
 
     def rebuild(self, context, instance, image_meta, injected_files=None,
                 admin_password=None, allocations=None, network_info=None,
@@ -222,6 +228,10 @@ class RecordingNetworkAPI(_Recorder):
     def migrate_instance_finish(self, context, instance, migration,
                                 provider_mappings=None):
         self._record('migrate_instance_finish', instance.uuid)
+
+    def cleanup_instance_network_on_host(self, context, instance, host):
+        """The instance's ports' bindings to ``host`` are deleted."""
+        self._record('cleanup_instance_network_on_host', instance.uuid, host)
 
 
 class RecordingVolumeAPI(_Recorder):

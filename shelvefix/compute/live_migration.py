@@ -7,7 +7,9 @@ server, which asks the source in turn. Then it casts ``live_migration`` to
 the source:
 
 1. ``live_migration``: the migration ``queued``, then the migration job
-   (``_do_live_migration``, run at once here: nova hands it to a pool);
+   (``_do_live_migration``) submitted to the service's live migration
+   pool (:mod:`~shelvefix.compute.live_migration_abort`, which also
+   answers the user's abort);
 2. the migration ``preparing``; the destination's ``pre_live_migration``
    (a call); the migration ``running``;
 3. the hypervisor moves the guest and calls back, as libvirt's does:
@@ -33,14 +35,13 @@ The mixin expects the compute manager's collaborators (``driver``,
 ``network_api``, ``reportclient``, ``rt``, ``compute_rpcapi``), its small
 steps and ``_revert_allocation``, ``_delete_allocation_after_move`` and
 ``_set_migration_status`` (of the resize and evacuation mixins), and its
-``_waiting_live_migrations``.
+``_waiting_live_migrations`` (``{instance uuid: (migration, future)}``).
 """
 
 import functools
 
 from oslo_log import log as logging
 
-from shelvefix.compute import decorators
 from shelvefix.compute import task_states
 from shelvefix import exception
 from shelvefix.objects import migration as migration_obj
@@ -106,20 +107,8 @@ class LiveMigrationMixin(object):
                                           'live_migration.pre.end')
         return migrate_data
 
-    # -- the source: the cast and the job
-
-    @decorators.errors_out_migration
-    def live_migration(self, context, dest, instance, block_migration,
-                       migration, migrate_data):
-        """Start live-migrating ``instance`` to ``dest`` (the RPC entry).
-
-        The migration is ``queued`` and its job runs at once, in this
-        service's thread (nova submits it to a pool).
-        """
-        self._set_migration_status(migration, migration_obj.QUEUED)
-        self._waiting_live_migrations[instance.uuid] = migration
-        self._do_live_migration(context, dest, instance, block_migration,
-                                migration, migrate_data)
+    # -- the source: the job (its queue and the abort:
+    #    :mod:`~shelvefix.compute.live_migration_abort`)
 
     def _do_live_migration(self, context, dest, instance, block_migration,
                            migration, migrate_data):
@@ -257,30 +246,3 @@ class LiveMigrationMixin(object):
         self.driver.rollback_live_migration_at_destination(
             context, instance, [], None, destroy_disks=destroy_disks,
             migrate_data=migrate_data)
-
-    # -- abort
-
-    def live_migration_abort(self, context, instance, migration_id):
-        """Abort the live migration of ``instance`` (the user asked).
-
-        One whose job has not taken it yet is taken off the waiting list:
-        the job, finding it gone, rolls back (the server keeps its source,
-        the migration is ``cancelled``), as nova's does once its job has
-        started. One running is the hypervisor's to abort; any other
-        cannot be.
-
-        :param migration_id: the migration's uuid
-        :raises InvalidMigrationState: the migration is neither waiting
-            nor running
-        """
-        if self._waiting_live_migrations.pop(instance.uuid, None) is not None:
-            LOG.info('Live migration %s of instance %s aborted before it '
-                     'ran', migration_id, instance.uuid)
-            return
-        migration = migration_obj.Migration.get_by_uuid(
-            self.rt.migration_store, migration_id)
-        if migration.status != migration_obj.RUNNING:
-            raise exception.InvalidMigrationState(
-                migration_id=migration_id, instance_uuid=instance.uuid,
-                state=migration.status, method='abort live migration')
-        self.driver.live_migration_abort(instance)

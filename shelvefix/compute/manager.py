@@ -21,11 +21,15 @@ failure raised before the ``try``, which leaked them).
 
 from oslo_log import log as logging
 
+from shelvefix.compute import build
 from shelvefix.compute import collaborators
+from shelvefix.compute import cross_cell
 from shelvefix.compute import decorators
 from shelvefix.compute import delete
 from shelvefix.compute import evacuate
 from shelvefix.compute import live_migration
+from shelvefix.compute import live_migration_abort
+from shelvefix.compute import node_manager
 from shelvefix.compute import resize
 from shelvefix.compute import resource_tracker
 from shelvefix.compute import task_states
@@ -47,8 +51,12 @@ OFFLOADABLE_TASK_STATES = [task_states.SHELVING,
 reverts_task_state = decorators.reverts_task_state
 
 
-class ComputeManager(resize.ResizeMixin, evacuate.EvacuateMixin,
-                     live_migration.LiveMigrationMixin, delete.DeleteMixin):
+class ComputeManager(build.BuildMixin, resize.ResizeMixin,
+                     evacuate.EvacuateMixin,
+                     live_migration.LiveMigrationMixin,
+                     live_migration_abort.LiveMigrationQueueMixin,
+                     cross_cell.CrossCellMixin, node_manager.NodesMixin,
+                     delete.DeleteMixin):
     """Manages instances on one compute host (the shelve path only).
 
     Every collaborator is injected. The defaults record what they are asked
@@ -91,8 +99,8 @@ class ComputeManager(resize.ResizeMixin, evacuate.EvacuateMixin,
         self.rt = rt or resource_tracker.ResourceTracker(
             host, self.driver, reportclient=self.reportclient, locks=locks)
         self.locks = locks or getattr(self.rt, 'locks', None) or utils.Locks()
-        #: ``{instance uuid: migration}`` of the live migrations cast here
-        #: whose job has not started moving the guest yet.
+        #: ``{instance uuid: (migration, future)}`` of the live migrations
+        #: cast here whose job has not started moving the guest yet.
         self._waiting_live_migrations = {}
 
     # -- small steps, named as in nova so subclasses can reorder them

@@ -81,8 +81,16 @@ def stashed_old_flavor(instance, migration):
     Given None, ``_drop_move_claim`` subtracts nothing unless the node
     still tracks the migration (nova's then falls back on a flavor too);
     once the first confirm dropped it, the node tracks nothing of it.
+
+    A resize across cells confirms the source cell's own copy of the
+    server instead, hidden there, still on the source and
+    ``RESIZE_MIGRATED`` (what the move left it as): its old flavor is
+    stashed until the conductor destroys that copy, after the confirm
+    (:mod:`shelvefix.compute.cross_cell`).
     """
-    if instance.vm_state == vm_states.RESIZED:
+    if instance.vm_state == vm_states.RESIZED or (
+            instance.task_state == task_states.RESIZE_MIGRATED and
+            instance.host == migration.source_compute):
         return migration.old_flavor
     LOG.info('Migration %(migration)s of instance %(uuid)s was confirmed '
              'before: its old flavor is dropped already',

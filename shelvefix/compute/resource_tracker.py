@@ -174,16 +174,20 @@ class ResourceTracker(move_claims.MoveClaims):
         :param startup: True at service start (nova's signature)
         """
         with self._semaphore():
-            instances = instance_obj.InstanceList.get_by_host_and_node(
-                self.store, self.host, nodename)
-            self._update_usage_from_instances(context, instances, nodename)
-            if self.migration_store is not None:
-                migrations = (
-                    migration_obj.MigrationList.
-                    get_in_progress_by_host_and_node(
-                        self.migration_store, self.host, nodename))
-                self._update_usage_from_migrations(context, migrations,
-                                                   nodename)
+            self._update_available_resource(context, nodename, startup)
+
+    def _update_available_resource(self, context, nodename, startup=False):
+        """The audit's recount, under the tracker's lock."""
+        instances = instance_obj.InstanceList.get_by_host_and_node(
+            self.store, self.host, nodename)
+        self._update_usage_from_instances(context, instances, nodename)
+        if self.migration_store is not None:
+            migrations = (
+                migration_obj.MigrationList.
+                get_in_progress_by_host_and_node(
+                    self.migration_store, self.host, nodename))
+            self._update_usage_from_migrations(context, migrations,
+                                               nodename)
 
     def _update_usage_from_instances(self, context, instances, nodename):
         for uuid in [uuid for uuid, (node, _r)

@@ -30,6 +30,30 @@ class ComputeAPI(object):
             image=image, filter_properties=filter_properties, node=node,
             request_spec=request_spec, accel_uuids=accel_uuids)
 
+    def build_and_run_instance(self, ctxt, instance, host, image,
+                               request_spec, filter_properties,
+                               admin_password=None, injected_files=None,
+                               requested_networks=None,
+                               security_groups=None,
+                               block_device_mapping=None, node=None,
+                               limits=None, host_list=None,
+                               accel_uuids=None):
+        """Cast ``build_and_run_instance`` to ``host`` (a build's)."""
+        self.transport.cast(
+            TOPIC, host, 'build_and_run_instance', ctxt, instance=instance,
+            image=image, request_spec=request_spec,
+            filter_properties=filter_properties,
+            admin_password=admin_password, injected_files=injected_files,
+            requested_networks=requested_networks,
+            security_groups=security_groups,
+            block_device_mapping=block_device_mapping, node=node,
+            limits=limits, host_list=host_list, accel_uuids=accel_uuids)
+
+    def set_host_enabled(self, ctxt, host, enabled):
+        """Call ``host`` to set its nodes' status trait; its answer."""
+        return self.transport.call(TOPIC, host, 'set_host_enabled', ctxt,
+                                   enabled=enabled)
+
     def start_instance(self, ctxt, instance):
         """Cast ``start_instance`` to the instance's host."""
         self.transport.cast(TOPIC, instance.host, 'start_instance', ctxt,
@@ -106,6 +130,32 @@ class ComputeAPI(object):
             accel_uuids=accel_uuids,
             reimage_boot_volume=reimage_boot_volume,
             target_state=target_state)
+
+    # -- a cross-cell resize's end: the conductor calls each host
+
+    def confirm_snapshot_based_resize_at_source(self, ctxt, instance,
+                                                migration):
+        """Call the migration's source: clean up after the confirm."""
+        return self.transport.call(
+            TOPIC, migration.source_compute,
+            'confirm_snapshot_based_resize_at_source', ctxt,
+            instance=instance, migration=migration)
+
+    def revert_snapshot_based_resize_at_dest(self, ctxt, instance,
+                                             migration):
+        """Call the migration's destination: remove the reverted server."""
+        return self.transport.call(
+            TOPIC, migration.dest_compute,
+            'revert_snapshot_based_resize_at_dest', ctxt, instance=instance,
+            migration=migration)
+
+    def finish_revert_snapshot_based_resize_at_source(self, ctxt, instance,
+                                                      migration):
+        """Call the migration's source: run the reverted server again."""
+        return self.transport.call(
+            TOPIC, migration.source_compute,
+            'finish_revert_snapshot_based_resize_at_source', ctxt,
+            instance=instance, migration=migration)
 
     # -- live migration: the checks and the destination's steps are calls
 

@@ -23,6 +23,10 @@ REBUILD_BLOCK_DEVICE_MAPPING = 'rebuild_block_device_mapping'
 REBUILD_SPAWNING = 'rebuild_spawning'
 # Live migration.
 MIGRATING = 'migrating'
+# A build (the API's, then the compute host's).
+SCHEDULING = 'scheduling'
+NETWORKING = 'networking'
+BLOCK_DEVICE_MAPPING = 'block_device_mapping'
 
 #: The task states of an instance a resize or cold migration is moving.
 resizing_states = (RESIZE_PREP, RESIZE_MIGRATING, RESIZE_MIGRATED,
@@ -35,5 +39,6 @@ rebuild_states = (REBUILDING, REBUILD_BLOCK_DEVICE_MAPPING,
 ALL_STATES = ((None, SHELVING, SHELVING_IMAGE_PENDING_UPLOAD,
                SHELVING_IMAGE_UPLOADING, SHELVING_OFFLOADING, UNSHELVING,
                SPAWNING, POWERING_ON, DELETING, SOFT_DELETING,
-               RESIZE_REVERTING, RESIZE_CONFIRMING, MIGRATING) +
+               RESIZE_REVERTING, RESIZE_CONFIRMING, MIGRATING, SCHEDULING,
+               NETWORKING, BLOCK_DEVICE_MAPPING) +
               resizing_states + rebuild_states)

@@ -3,6 +3,8 @@
 from shelvefix.compute import task_states
 
 ACTIVE = 'active'
+#: A server the API accepted, until its build ends.
+BUILDING = 'building'
 STOPPED = 'stopped'
 ERROR = 'error'
 RESIZED = 'resized'
@@ -10,8 +12,8 @@ SHELVED = 'shelved'
 SHELVED_OFFLOADED = 'shelved_offloaded'
 DELETED = 'deleted'
 
-ALL_STATES = (ACTIVE, STOPPED, ERROR, RESIZED, SHELVED, SHELVED_OFFLOADED,
-              DELETED)
+ALL_STATES = (ACTIVE, BUILDING, STOPPED, ERROR, RESIZED, SHELVED,
+              SHELVED_OFFLOADED, DELETED)
 
 
 def allow_resource_removal(vm_state, task_state=None):

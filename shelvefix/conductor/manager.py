@@ -9,7 +9,9 @@ any other failure the task state is cleared and the error raised.
 :mod:`shelvefix.compute.evacuate`); a resize's conductor task is
 :class:`shelvefix.conductor.migrate.MigrationTask`, a live migration's
 :class:`shelvefix.conductor.live_migrate.LiveMigrationTask`
-(``live_migrate_instance``).
+(``live_migrate_instance``), a build's ``schedule_and_build_instances``
+and its reschedule :mod:`shelvefix.conductor.build`'s, a cross-cell
+resize's revert and confirm :mod:`shelvefix.conductor.cross_cell`'s.
 """
 
 from oslo_log import log as logging
@@ -17,6 +19,8 @@ from oslo_utils import uuidutils
 
 from shelvefix.compute import task_states
 from shelvefix.compute import vm_states
+from shelvefix.conductor import build
+from shelvefix.conductor import cross_cell
 from shelvefix.conductor import live_migrate
 from shelvefix import exception
 from shelvefix.objects import migration as migration_obj
@@ -24,7 +28,8 @@ from shelvefix.objects import migration as migration_obj
 LOG = logging.getLogger(__name__)
 
 
-class ComputeTaskManager(object):
+class ComputeTaskManager(build.BuildTaskMixin,
+                         cross_cell.CrossCellMixin):
     """Runs the long tasks the API hands off.
 
     :param query_client: the scheduler (``select_destinations``), e.g. a

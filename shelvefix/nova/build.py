@@ -35,8 +35,8 @@ placement. What runs is nova's code, the actors:
 ``periodic-1``
     compute-1's ``update_available_resource``.
 
-A run is judged by :func:`~.build_program.classify`. The jobs nova
-spawns (the build, the network allocation) run at once, in the actor that
+A run is judged by :func:`~shelvefix.nova.build_program.classify`. The jobs
+nova spawns (the build, the network allocation) run at once, in the actor that
 spawns them.
 
 This module imports nova (see :mod:`shelvefix.nova`).
@@ -141,23 +141,12 @@ class BuildRun(moves.MoveRun):
     #: compute-1's service took the build's cast and then restarted.
     restarted = False
 
-    def __init__(self, cloud, start):
-        # As lifecycle.Run's, with the cell's instance table of a build,
-        # and no server there yet to hand a service.
-        self.cloud = cloud
-        self.providers = cloud.providers
-        self.store = build_database.BuildInstanceStore()
-        cloud.database.store = self.store
-        self.transport = rpc.Transport()
-        self.events = cloud.database.events
-        self.scheduler_client = self._client()
-        self.admin = harness.context('setup', is_admin=True)
-        self.rts, self.computes = {}, {}
-        for host in cloud.hosts:
-            self._build_host(host)
-        self.scheduler = self._build_scheduler()
-        self.conductor = self._build_conductor()
-        self.uuid = self._create_instance(start)
+    #: The cell's instance table of a build.
+    store_cls = build_database.BuildInstanceStore
+
+    def _handed(self):
+        """Nothing: no server is in the cell yet to hand a service."""
+        return None
 
     def _create_instance(self, start):
         if start != BUILD_REQUESTED:

@@ -72,8 +72,8 @@ def device_pools(count=1):
 class PciConfig(fixtures.Fixture):
     """nova's ``[pci]`` options, and the scheduler's PCI filter.
 
-    :param cloud: the :class:`~.build.BuildCloud`; its hosts' records get
-        their device pools
+    :param cloud: the :class:`~shelvefix.nova.build.BuildCloud`; its
+        hosts' records get their device pools
     :param devices: how many devices each host passes through
     """
 

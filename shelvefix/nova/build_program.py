@@ -29,7 +29,6 @@ This module imports nova (see :mod:`shelvefix.nova`).
 
 from nova.compute import vm_states
 
-from shelvefix import explorer
 from shelvefix.nova import build
 from shelvefix.nova import build_parallel
 from shelvefix.nova import lifecycle
@@ -186,26 +185,16 @@ class BuildProgram(move_program.NovaMoveProgram):
         finally:
             run.remove_from_placement()
 
-    def __call__(self, controller):
-        run = self._start()
-        names = steps.Names([
+    def _names(self, run):
+        """The servers (numbered from the second) and both providers."""
+        return steps.Names([
             (uuid, '{instance %d}' % (number + 1) if number else '{instance}')
             for number, uuid in enumerate(run.servers())] + [
             (run.providers[SOURCE], '{compute-1}'),
             (run.providers[DESTINATION], '{compute-2}')])
-        undo = program.instrument(
-            controller, self.cloud, run, names,
-            list(self.hosts.values()) + list(self.called), 'wait')
-        stores = [(run.migrations, 'migration'),
-                  (run.build_requests, 'build request'),
-                  (run.mappings, 'instance mapping')]
-        for store, kind in stores:
-            store.interceptor = steps.StoreStepper(controller, store, 'wait',
-                                                   names, kind=kind)
 
-        def check(results):
-            undo()
-            for store, _kind in stores:
-                store.interceptor = None
-            return self._finish(run, results)
-        return explorer.RunSpec(actors=self._actors(run), check=check)
+    def _stores(self, run):
+        """The migrations, the build requests and instance mappings."""
+        return [(run.migrations, 'migration'),
+                (run.build_requests, 'build request'),
+                (run.mappings, 'instance mapping')]

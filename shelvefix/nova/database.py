@@ -84,6 +84,8 @@ class Database(fixtures.Fixture):
     :ivar store: the run's instance store (set it before each run)
     :ivar static: fields every instance row lacks, e.g. the flavor, given
         to every ``Instance`` loaded from the store
+    :ivar static_of: ``{uuid: fields}`` for a run with more than one
+        server: a server's own, instead of :attr:`static`
     :ivar compute_nodes: ``{uuid: ComputeNode}``
     :ivar services: ``{host: Service}``
     :ivar events: what was recorded instead of written
@@ -93,13 +95,14 @@ class Database(fixtures.Fixture):
         super(Database, self).__init__()
         self.store = None
         self.static = {}
+        self.static_of = {}
         self.compute_nodes = {}
         self.services = {}
         self.events = []
 
     def load(self, context, row):
         """A nova ``Instance`` of a store row, with no pending changes."""
-        values = dict(self.static)
+        values = dict(self.static_of.get(row['uuid'], self.static))
         values.update(row)
         instance = objects.Instance(context=context, **values)
         instance.obj_reset_changes(recursive=True)

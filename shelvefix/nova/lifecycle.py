@@ -15,22 +15,18 @@ backend. What runs is nova's code, from the installed release:
   ``SchedulerReportClient`` on the placement fixture's keystoneauth1
   adapter, and its own locks (:class:`~.doubles.ServiceLocks`);
 * the conductor's ``ComputeTaskManager.unshelve_instance``, which calls
-  the scheduler's ``SchedulerManager.select_destinations`` (request
-  filters, ``GET /allocation_candidates``, the host manager's filters and
-  weighers, ``_schedule`` and ``scheduler.utils.claim_resources``), then
-  casts ``unshelve_instance`` through nova's compute RPC API;
+  the scheduler's ``select_destinations`` (request filters, ``GET
+  /allocation_candidates``, the host manager's filters and weighers,
+  ``claim_resources``), then casts ``unshelve_instance``;
 * before the conductor, the API's part of an unshelve
-  (:func:`shelvefix.race.client.unshelve`: wait for
-  ``SHELVED_OFFLOADED``, save ``task_state = UNSHELVING``).
+  (:func:`shelvefix.race.client.unshelve`).
 
-Stubbed, because they need a database, a hypervisor, RPC or another
-service:
+Stubbed (they need a database, a hypervisor, RPC or another service):
 
 * the databases: see :mod:`shelvefix.nova.database`;
-* the virt driver, neutron and the scheduler's RPC API: see
-  :mod:`shelvefix.nova.doubles`; the compute RPC API's client router
-  puts casts on a :class:`shelvefix.rpc.Transport` (nova's
-  ``ComputeAPI.unshelve_instance`` itself runs);
+* the virt driver, neutron and the scheduler's RPC API
+  (:mod:`shelvefix.nova.doubles`); the compute RPC API's router puts
+  casts on a :class:`shelvefix.rpc.Transport`;
 * ``ResourceTracker._update``, the inventory report (a dozen requests
   per call, none about allocations): the providers are made with their
   inventory before the runs, compute-1's with ``COMPUTE_STATUS_DISABLED``
@@ -38,12 +34,11 @@ service:
   ``provider_tree`` holds its node's provider, as the report leaves it;
 * ``report_client_singleton``, so the scheduler (and the conductor) use
   the scheduler's report client on the fixture's adapter;
-* ``ComputeManager.__init__``, ``ComputeTaskManager.__init__`` and
-  ``SchedulerManager.__init__`` are not run (they load a virt driver, RPC
-  clients and notifiers): the attributes the path reads are set instead.
-  The scheduler's ``HostManager`` is nova's, built as nova builds it, with
-  ``[filter_scheduler] track_instance_changes = False``: its start-up load
-  of every host's instances reads the database from a thread of its own.
+* the managers' ``__init__`` (they load a virt driver, RPC clients and
+  notifiers): the attributes the path reads are set instead. The
+  scheduler's ``HostManager`` is nova's, with ``[filter_scheduler]
+  track_instance_changes = False`` (its start-up load of every host's
+  instances reads the database from a thread of its own).
 
 Each run gets new services, instance store, transport and locks
 (:meth:`NovaCloud.start`) and its server; each tracker audits once.
@@ -108,17 +103,14 @@ def static_fields(uuid):
             requests=[], instance_uuid=uuid),
         'pci_devices': objects.PciDeviceList(objects=[]),
         'info_cache': objects.InstanceInfoCache(
-            instance_uuid=uuid,
-            network_info=network_model.NetworkInfo()),
-        'resources': None, 'migration_context': None,
-        'key_data': None, 'auto_disk_config': False,
-        'root_device_name': '/dev/vda', 'launched_at': None,
-        'config_drive': '', 'os_type': None, 'deleted': False,
-        'hidden': False, 'display_name': 'server', 'locked': False,
-        'disable_terminate': False, 'cell_name': None,
-        'system_metadata': {}, 'image_ref': IMAGE,
-        'vcpus': 1, 'memory_mb': 512, 'root_gb': 10, 'ephemeral_gb': 0,
-    }
+            instance_uuid=uuid, network_info=network_model.NetworkInfo()),
+        'resources': None, 'migration_context': None, 'key_data': None,
+        'auto_disk_config': False, 'root_device_name': '/dev/vda',
+        'launched_at': None, 'config_drive': '', 'os_type': None,
+        'deleted': False, 'hidden': False, 'display_name': 'server',
+        'locked': False, 'disable_terminate': False, 'cell_name': None,
+        'system_metadata': {}, 'image_ref': IMAGE, 'vcpus': 1,
+        'memory_mb': 512, 'root_gb': 10, 'ephemeral_gb': 0}
 
 
 class NovaCloud(fixtures.Fixture):
@@ -130,8 +122,7 @@ class NovaCloud(fixtures.Fixture):
     :param binding_fails: neutron fails to bind ports on compute-2
     :param spawn_fails: compute-2's virt driver fails to spawn
     :param placement_faults: faults placement's transport injects in each
-        run (keyword arguments of ``inject_fault``), armed anew by
-        :meth:`start`
+        run (``inject_fault``'s keyword arguments), armed by :meth:`start`
 
     :ivar placement: the placement fixture, shared by the runs
     :ivar providers: ``{host: rp_uuid}``
@@ -142,12 +133,14 @@ class NovaCloud(fixtures.Fixture):
 
     #: The compute hosts, each with its node, provider and service.
     hosts = HOSTS
+    #: Whether the providers' (random) uuids sort as the hosts do: nova's
+    #: scheduler orders the nodes by uuid.
+    sorted_providers = False
 
     def __init__(self, backend='double',
                  manager_cls=nova_manager.ComputeManager,
                  tracker_cls=resource_tracker.ResourceTracker,
-                 binding_fails=False, spawn_fails=False,
-                 placement_faults=()):
+                 binding_fails=False, spawn_fails=False, placement_faults=()):
         super(NovaCloud, self).__init__()
         self.backend = backend
         self.manager_cls = manager_cls
@@ -162,8 +155,10 @@ class NovaCloud(fixtures.Fixture):
         # Its start-up load of every host's instances needs a database.
         conf.config(track_instance_changes=False, group='filter_scheduler')
         self.placement = self.useFixture(backends.make_backend(self.backend))
+        uuids = [uuidutils.generate_uuid() for _host in self.hosts]
         self.providers = {host: self.placement.create_provider(
-            host, inventory=INVENTORY) for host in self.hosts}
+            host, uuid=uuid, inventory=INVENTORY) for host, uuid in zip(
+                self.hosts, sorted(uuids) if self.sorted_providers else uuids)}
         self.placement.set_traits(self.providers[SOURCE],
                                   [os_traits.COMPUTE_STATUS_DISABLED])
         self.database = self.useFixture(database_mod.Database())
@@ -218,10 +213,13 @@ class Run(object):
     :ivar events: driver, network and notification calls
     """
 
+    #: The cell's instance table.
+    store_cls = instance_obj.InstanceStore
+
     def __init__(self, cloud, start):
         self.cloud = cloud
         self.providers = cloud.providers
-        self.store = instance_obj.InstanceStore()
+        self.store = self.store_cls()
         cloud.database.store = self.store
         self.transport = rpc.Transport()
         self.events = cloud.database.events
@@ -233,8 +231,11 @@ class Run(object):
         self.scheduler = self._build_scheduler()
         self.conductor = self._build_conductor()
         self.uuid = self._create_instance(start)
-        # What compute-1 was handed by the API's shelve (RPC) message.
-        self.offloading = cloud.database.load(
+        self.offloading = self._handed()
+
+    def _handed(self):
+        """What compute-1 was handed by the API's shelve (RPC) message."""
+        return self.cloud.database.load(
             harness.context(SOURCE, is_admin=True), self.store.peek(self.uuid))
 
     def _client(self):

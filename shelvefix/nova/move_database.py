@@ -49,7 +49,7 @@ def listed_instance(database, context, row, expected_attrs):
     (``expected_attrs``): the others are lazy-loaded when read, as nova
     does.
     """
-    values = dict(database.static)
+    values = dict(database.static_of.get(row['uuid'], database.static))
     values.update(row)
     for field in nova_instance.INSTANCE_OPTIONAL_ATTRS:
         if field not in (expected_attrs or ()):
@@ -91,6 +91,9 @@ class MoveDatabase(fixtures.Fixture):
         #: The uuid the next migration nova creates gets (set per run, so
         #: that it reads the same in every run).
         self.next_uuid = None
+        #: ``{instance uuid: uuid}``: in a run with more than one server,
+        #: the uuid the migration nova creates for each server gets.
+        self.next_uuids = {}
 
     def load(self, context, row):
         """A nova ``Migration`` of a store row, with no pending changes."""
@@ -146,8 +149,9 @@ class MoveDatabase(fixtures.Fixture):
             if 'migration_type' not in migration.obj_get_changes():
                 raise nova_exception.ObjectActionError(
                     action='create', reason='no migration_type')
-            uuid = database.next_uuid
             changes = migration.obj_get_changes()
+            uuid = database.next_uuids.get(changes.get('instance_uuid'),
+                                           database.next_uuid)
             row = {field: changes.get(field) for field in ROW_FIELDS}
             row['uuid'] = uuid
             database.migrations.create(row)

@@ -223,24 +223,43 @@ class NovaMoveProgram(program.NovaProgram):
         finally:
             run.remove_from_placement()
 
-    def __call__(self, controller):
-        run = self._start()
-        names = steps.Names([
+    def _names(self, run):
+        """How the run's resources read in the timelines.
+
+        The same in every run: the server, the migrations, the hosts'
+        providers, and what the run adds (its ``names()``, if it has one).
+        """
+        return steps.Names([
             (run.uuid, '{instance}'), (run.migration_uuid, '{migration}'),
             (self.cloud.move_database.next_uuid, '{new migration}')] +
             [(run.providers[host], '{%s}' % host)
-             for host in self.cloud.hosts])
+             for host in self.cloud.hosts] +
+            list(getattr(run, 'names', lambda: ())()))
+
+    def _stores(self, run):
+        """The run's other record stores, each with its steps' kind.
+
+        Every access to them is a step, as the instance store's are.
+        """
+        return [(run.migrations, 'migration')]
+
+    def __call__(self, controller):
+        run = self._start()
+        names = self._names(run)
         # A service the actors' RPC calls run on shares its locks with its
         # own actor: they are contended, explorer steps.
         undo = program.instrument(
             controller, self.cloud, run, names,
             list(self.hosts.values()) + list(self.called), 'wait')
-        run.migrations.interceptor = steps.StoreStepper(
-            controller, run.migrations, 'wait', names, kind='migration')
+        stores = self._stores(run)
+        for store, kind in stores:
+            store.interceptor = steps.StoreStepper(controller, store, 'wait',
+                                                   names, kind=kind)
 
         def check(results):
             undo()
-            run.migrations.interceptor = None
+            for store, _kind in stores:
+                store.interceptor = None
             return self._finish(run, results)
         return explorer.RunSpec(actors=self._actors(run), check=check)
 

@@ -10,6 +10,7 @@ variants`) and fault, and the scenario's actors on it
 This module imports nova (see :mod:`shelvefix.nova`).
 """
 
+import collections
 import json
 
 from shelvefix import nova as nova_target
@@ -22,6 +23,7 @@ from shelvefix.nova import ironic_rebalance
 from shelvefix.nova import lifecycle
 from shelvefix.nova import live_migration
 from shelvefix.nova import live_migration_abort
+from shelvefix.nova import live_migration_group
 from shelvefix.nova import move_program
 from shelvefix.nova import moves
 from shelvefix.nova import program as program_mod
@@ -72,23 +74,129 @@ PLACEMENT_FAULTS[race.ALTERNATE_CLAIM_FAILS] = (dict(
     body=CONSUMER_CONFLICT_BODY),)
 
 
+def _no_kwargs(cell):
+    return {}
+
+
+def _lifecycle_kwargs(cell):
+    return dict(binding_fails=cell.fault == race.PORT_BINDING,
+                spawn_fails=cell.fault == race.SPAWN_FAILS)
+
+
+def _move_kwargs(cell):
+    return dict(failing=FAILING.get(cell.fault, ()),
+                claim_fails=cell.fault == race.CLAIM_FAILS,
+                guest_lost=cell.fault == race.GUEST_LOST)
+
+
+def _live_migration_kwargs(cell):
+    return dict(failing=('live_migration',)
+                if cell.fault == race.LIVE_MIGRATION_FAILS else (),
+                precheck_fails=cell.fault == race.PRECHECK_FAILS)
+
+
+def _disable_kwargs(cell):
+    return dict(enabling=cell.fault == race.ENABLED_AGAIN)
+
+
+Wiring = collections.namedtuple('Wiring', ['cloud_cls', 'cloud_kwargs',
+                                           'program', 'leaves_out'])
+Wiring.__doc__ = """How a scenario runs on nova: its cloud class, the keyword
+arguments of a cell's cloud (``cloud_kwargs(cell)``), its program
+(``program(cloud, scenario_name, without)``), and whether it can leave
+actors out."""
+
+#: The scenarios whose cloud or program is their own; the others are the
+#: shelve lifecycle's (:data:`LIFECYCLE`) or the moves' (:data:`MOVES`).
+WIRINGS = {
+    race.SHELVE_API: Wiring(
+        shelve_api.ShelveApiCloud, _no_kwargs,
+        lambda cloud, name, without: shelve_api.ShelveApiProgram(cloud,
+                                                                 name),
+        False),
+    race.RESIZE: Wiring(
+        resize.ResizeCloud, lambda cell: resize.cloud_kwargs(cell.fault),
+        lambda cloud, name, without: resize.ResizeProgram(
+            cloud, without=without), True),
+    race.RESIZE_MIGRATE: Wiring(
+        second_move.SecondMoveCloud, _move_kwargs,
+        move_program.NovaMoveProgram, True),
+    race.EVACUATE_DELETE: Wiring(
+        moves.NovaMoveCloud, _move_kwargs,
+        lambda cloud, name, without:
+            evacuated_delete.EvacuatedDeleteProgram(cloud), True),
+    race.SERVICE_DELETE: Wiring(
+        moves.NovaMoveCloud, _move_kwargs,
+        lambda cloud, name, without: service_delete.ServiceDeleteProgram(
+            cloud, without), True),
+    race.LIVE_MIGRATE: Wiring(
+        live_migration.LiveMigrationCloud, _live_migration_kwargs,
+        lambda cloud, name, without: live_migration.LiveMigrationProgram(
+            cloud, without=without), True),
+    race.LIVE_MIGRATE_ABORT: Wiring(
+        live_migration_abort.AbortCloud, _live_migration_kwargs,
+        lambda cloud, name, without: live_migration_abort.AbortProgram(
+            cloud, without=without), True),
+    race.LIVE_MIGRATE_GROUP: Wiring(
+        live_migration_group.GroupCloud, _live_migration_kwargs,
+        lambda cloud, name, without: live_migration_group.GroupProgram(
+            cloud, without=without), True),
+    race.BUILD: Wiring(
+        build.BuildCloud, lambda cell: build.cloud_kwargs(cell.fault),
+        lambda cloud, name, without: build_program.BuildProgram(
+            cloud, without=without), True),
+    race.BUILD_DELETE: Wiring(
+        build.BuildCloud, lambda cell: build.cloud_kwargs(cell.fault),
+        lambda cloud, name, without: build_delete.BuildDeleteProgram(
+            cloud, without=without), True),
+    race.SERVICE_DISABLE: Wiring(
+        service_disable.ServiceDisableCloud, _disable_kwargs,
+        lambda cloud, name, without:
+            service_disable.ServiceDisableProgram(cloud), False),
+    race.IRONIC_REBALANCE: Wiring(
+        ironic_rebalance.RebalanceCloud, _no_kwargs,
+        lambda cloud, name, without:
+            ironic_rebalance.RebalanceProgram(cloud), False),
+}
+for _name in cross_cell.SCENARIOS:
+    WIRINGS[_name] = Wiring(cross_cell.CrossCellCloud, _no_kwargs,
+                            cross_cell.CrossCellProgram, True)
+#: The shelve lifecycle's scenarios (a start on compute-1 or offloaded).
+LIFECYCLE = Wiring(
+    lifecycle.NovaCloud, _lifecycle_kwargs,
+    lambda cloud, name, without: program_mod.NovaRaceProgram(cloud, name),
+    False)
+#: The other moves (resize's confirm and revert, evacuation, a delete).
+MOVES = Wiring(moves.NovaMoveCloud, _move_kwargs,
+               move_program.NovaMoveProgram, True)
+
+
+def wiring(scenario):
+    """The :class:`Wiring` of ``scenario`` on nova."""
+    if scenario.name in WIRINGS:
+        return WIRINGS[scenario.name]
+    if scenario.start in (scenarios.ON_SOURCE, scenarios.OFFLOADED):
+        return LIFECYCLE
+    return MOVES
+
+
 class CellProgram(object):
     """One cell of a scenario on nova's code, for the explorer.
 
     :param backend: the placement backend's name (``double``, ``real``)
     :param scenario: the :class:`~shelvefix.race.scenarios.Scenario`
     :param cell: the :class:`~shelvefix.race.scenarios.Cell`
-    :param without: actors of the scenario left out (the move scenarios
-        and ``resize`` only; see :class:`~.move_program.NovaMoveProgram`)
+    :param without: actors of the scenario left out (the move scenarios,
+        ``resize``, the live migrations, builds and cross-cell resizes;
+        see :class:`~.move_program.NovaMoveProgram`)
     :raises shelvefix.nova.NovaUnusable: actors left out of a scenario
         that cannot leave them out
     """
 
     def __init__(self, backend, scenario, cell, without=()):
         without = tuple(without)
-        if without and (scenario.start in (scenarios.ON_SOURCE,
-                                           scenarios.OFFLOADED) or
-                        scenario.name == race.SHELVE_API):
+        wired = wiring(scenario)
+        if without and not wired.leaves_out:
             raise nova_target.NovaUnusable(
                 'the %s scenario on nova runs every one of its actors; it '
                 'cannot leave out %s' % (scenario.name, ', '.join(without)))
@@ -96,85 +204,11 @@ class CellProgram(object):
         kwargs = dict(backend=backend, manager_cls=code.manager_cls,
                       tracker_cls=code.tracker_cls,
                       placement_faults=PLACEMENT_FAULTS.get(cell.fault, ()))
-        if scenario.name == race.SHELVE_API:
-            cloud_cls = shelve_api.ShelveApiCloud
-        elif scenario.name in (race.BUILD, race.BUILD_DELETE):
-            cloud_cls = build.BuildCloud
-            kwargs.update(build.cloud_kwargs(cell.fault))
-        elif scenario.name == race.RESIZE:
-            cloud_cls = resize.ResizeCloud
-            kwargs.update(resize.cloud_kwargs(cell.fault))
-        elif scenario.name in (race.LIVE_MIGRATE, race.LIVE_MIGRATE_ABORT):
-            cloud_cls = (live_migration.LiveMigrationCloud
-                         if scenario.name == race.LIVE_MIGRATE
-                         else live_migration_abort.AbortCloud)
-            kwargs['failing'] = (
-                ('live_migration',)
-                if cell.fault == race.LIVE_MIGRATION_FAILS else ())
-            kwargs['precheck_fails'] = cell.fault == race.PRECHECK_FAILS
-        elif scenario.name in (race.SERVICE_DISABLE, race.IRONIC_REBALANCE):
-            if without:
-                raise nova_target.NovaUnusable(
-                    'the %s scenario on nova runs every one of its actors'
-                    % scenario.name)
-            cloud_cls = (service_disable.ServiceDisableCloud
-                         if scenario.name == race.SERVICE_DISABLE
-                         else ironic_rebalance.RebalanceCloud)
-            if scenario.name == race.SERVICE_DISABLE:
-                kwargs['enabling'] = cell.fault == race.ENABLED_AGAIN
-        elif scenario.name in cross_cell.SCENARIOS:
-            cloud_cls = cross_cell.CrossCellCloud
-        elif scenario.start in (scenarios.ON_SOURCE, scenarios.OFFLOADED):
-            cloud_cls = lifecycle.NovaCloud
-            kwargs['binding_fails'] = cell.fault == race.PORT_BINDING
-            kwargs['spawn_fails'] = cell.fault == race.SPAWN_FAILS
-        else:
-            cloud_cls = (second_move.SecondMoveCloud
-                         if scenario.name == race.RESIZE_MIGRATE
-                         else moves.NovaMoveCloud)
-            kwargs['failing'] = FAILING.get(cell.fault, ())
-            kwargs['claim_fails'] = cell.fault == race.CLAIM_FAILS
-            kwargs['guest_lost'] = cell.fault == race.GUEST_LOST
-        self.cloud = cloud_cls(**kwargs)
+        kwargs.update(wired.cloud_kwargs(cell))
+        self.cloud = wired.cloud_cls(**kwargs)
         self.cloud.setUp()
         try:
-            if cloud_cls is shelve_api.ShelveApiCloud:
-                self.inner = shelve_api.ShelveApiProgram(self.cloud,
-                                                         scenario.name)
-            elif cloud_cls is build.BuildCloud:
-                self.inner = (build_delete.BuildDeleteProgram
-                              if scenario.name == race.BUILD_DELETE
-                              else build_program.BuildProgram)(
-                    self.cloud, without=without)
-            elif cloud_cls is resize.ResizeCloud:
-                self.inner = resize.ResizeProgram(self.cloud,
-                                                  without=without)
-            elif cloud_cls is live_migration_abort.AbortCloud:
-                self.inner = live_migration_abort.AbortProgram(
-                    self.cloud, without=without)
-            elif cloud_cls is live_migration.LiveMigrationCloud:
-                self.inner = live_migration.LiveMigrationProgram(
-                    self.cloud, without=without)
-            elif cloud_cls is service_disable.ServiceDisableCloud:
-                self.inner = service_disable.ServiceDisableProgram(
-                    self.cloud)
-            elif cloud_cls is ironic_rebalance.RebalanceCloud:
-                self.inner = ironic_rebalance.RebalanceProgram(self.cloud)
-            elif cloud_cls is cross_cell.CrossCellCloud:
-                self.inner = cross_cell.CrossCellProgram(
-                    self.cloud, scenario.name, without)
-            elif cloud_cls is lifecycle.NovaCloud:
-                self.inner = program_mod.NovaRaceProgram(self.cloud,
-                                                         scenario.name)
-            elif scenario.name == race.EVACUATE_DELETE:
-                self.inner = evacuated_delete.EvacuatedDeleteProgram(
-                    self.cloud)
-            elif scenario.name == race.SERVICE_DELETE:
-                self.inner = service_delete.ServiceDeleteProgram(
-                    self.cloud, without)
-            else:
-                self.inner = move_program.NovaMoveProgram(
-                    self.cloud, scenario.name, without)
+            self.inner = wired.program(self.cloud, scenario.name, without)
         except ValueError as e:
             self.cloud.cleanUp()
             raise nova_target.NovaUnusable('%s: %s' % (scenario.name, e))

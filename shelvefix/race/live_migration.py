@@ -97,11 +97,14 @@ class LiveMigrationProgram(move_program.MoveRaceProgram):
     See :class:`~shelvefix.race.program.CloudProgram` for the parameters.
     """
 
+    #: The run's cloud class (``live-migrate-abort``'s is a subclass).
+    cloud_cls = LiveMigrationCloud
+
     def _cloud(self, explored):
         if self.providers is None:
             self.providers = move_cloud.create_providers(self.placement)
         code = variants.code(self.cell.variant)
-        return LiveMigrationCloud(
+        return self.cloud_cls(
             self.placement, self.providers,
             manager_cls=code.manager_cls, tracker_cls=code.tracker_cls,
             failing=FAILING.get(self.cell.fault),

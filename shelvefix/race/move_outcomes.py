@@ -47,6 +47,9 @@ SOURCE_DISK_KEPT = 'source disk kept'
 #: info casts left) still holds a server that is not there: judged by the
 #: nova target's resize runs, whose scheduler client keeps that view.
 SCHEDULER_INFO_STALE = 'scheduler instance info stale'
+#: Two members of an anti-affinity group saved on one host: judged by the
+#: nova target's ``live-migrate-group``.
+GROUP_VIOLATED = 'anti-affinity violated'
 
 
 def _in_progress(migration):

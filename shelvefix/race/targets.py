@@ -20,8 +20,12 @@ reports either the same way and their tables compare cell for cell.
 """
 
 from shelvefix import race
+from shelvefix.race import build_program
+from shelvefix.race import cross_cell
 from shelvefix.race import live_migration
+from shelvefix.race import live_migration_abort
 from shelvefix.race import move_program
+from shelvefix.race import node_programs
 from shelvefix.race import program as program_mod
 from shelvefix.race import random_runs
 from shelvefix.race import report
@@ -31,15 +35,28 @@ LIBRARY = race.LIBRARY
 NOVA = race.NOVA
 
 
+#: The library's program class of the scenarios that have their own; the
+#: others are shelve's (a start on compute-1 or offloaded) or the moves'.
+PROGRAMS = {
+    race.OFFLOAD_UNSHELVE: program_mod.ShelveRaceProgram,
+    race.LIVE_MIGRATE: live_migration.LiveMigrationProgram,
+    race.SERVICE_DISABLE: node_programs.ServiceDisableProgram,
+    race.IRONIC_REBALANCE: node_programs.RebalanceProgram,
+    race.LIVE_MIGRATE_ABORT: live_migration_abort.AbortProgram,
+    race.BUILD: build_program.BuildProgram,
+    race.BUILD_DELETE: build_program.BuildDeleteProgram,
+    race.CROSS_CELL_REVERT: cross_cell.CrossCellProgram,
+    race.CROSS_CELL_CONFIRM: cross_cell.CrossCellProgram,
+}
+
+
 def program(placement, scenario, cell):
     """The library's explorer program of one cell of ``scenario``."""
-    if scenario.name == race.OFFLOAD_UNSHELVE:
-        cls = program_mod.ShelveRaceProgram
-    elif scenario.start in (scenarios.ON_SOURCE, scenarios.OFFLOADED):
+    cls = PROGRAMS.get(scenario.name)
+    if cls is None and scenario.start in (scenarios.ON_SOURCE,
+                                          scenarios.OFFLOADED):
         cls = program_mod.CloudRaceProgram
-    elif scenario.name == race.LIVE_MIGRATE:
-        cls = live_migration.LiveMigrationProgram
-    else:
+    elif cls is None:
         cls = move_program.MoveRaceProgram
     return cls(placement, cell, scenario)
 
@@ -92,7 +109,10 @@ class LibraryLab(object):
         """The cells of ``scenario`` on the library (none if it lacks it)."""
         if race.LIBRARY not in scenario.targets:
             return []
-        return scenario.cells(ghost=ghost)
+        # A program class listing its faults runs those cells only.
+        faults = getattr(PROGRAMS.get(scenario.name), 'faults', None)
+        return [cell for cell in scenario.cells(ghost=ghost)
+                if faults is None or cell.fault in faults]
 
     def explore(self, scenario, cell, reduce=True, progress=None,
                 workers=1):

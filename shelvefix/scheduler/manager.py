@@ -79,8 +79,10 @@ class SchedulerManager(object):
             them); None places without claiming
         :param return_objects: return ``[[Selection]]`` (one list per
             instance) instead of legacy host dicts
-        :param return_alternates: nova's signature; no alternates are
-            returned
+        :param return_alternates: with ``return_objects``, each
+            instance's list holds after its claimed host the other hosts
+            that had candidates, most preferred first, unclaimed (their
+            allocation request kept for a reschedule to claim)
         :raises NoValidHost: no host fits, or no host could be claimed
         :raises AllocationUpdateConflict: a claim hit a consumer
             generation conflict
@@ -108,11 +110,12 @@ class SchedulerManager(object):
         for alloc_req in alloc_reqs:
             for rp_uuid in alloc_req['allocations']:
                 by_rp.setdefault(rp_uuid, []).append(alloc_req)
-        selections = self._schedule(context, spec_obj, instance_uuids,
+        host_lists = self._schedule(context, spec_obj, instance_uuids,
                                     by_rp, provider_summaries, version)
         if return_objects:
-            return [[selection] for selection in selections]
-        return [selection.to_dict() for selection in selections]
+            return [host_list if return_alternates else host_list[:1]
+                    for host_list in host_lists]
+        return [host_list[0].to_dict() for host_list in host_lists]
 
     def _schedule(self, context, spec_obj, instance_uuids, alloc_reqs_by_rp,
                   provider_summaries, allocation_request_version):
@@ -143,8 +146,13 @@ class SchedulerManager(object):
                     reason='Unable to successfully claim against any host.')
             if instance_uuid is not None:
                 claimed.append(instance_uuid)
-            selections.append(Selection.from_host_state(
-                chosen, alloc_req, allocation_request_version))
+            selections.append([Selection.from_host_state(
+                chosen, alloc_req, allocation_request_version)] + [
+                Selection.from_host_state(
+                    host, host.allocation_candidates[0],
+                    allocation_request_version)
+                for host in hosts
+                if host is not chosen and host.allocation_candidates])
         return selections
 
     def _claim(self, context, spec_obj, instance_uuid, alloc_req, version,

@@ -85,6 +85,20 @@ class ProviderCalls(object):
             context, 'GET', '/resource_providers/%s/usages' % rp_uuid,
             exception.ResourceProviderRetrievalFailed, uuid=rp_uuid)['usages']
 
+    def get_allocations_for_resource_provider(self, context, rp_uuid):
+        """GET /resource_providers/{uuid}/allocations.
+
+        :returns: ``{consumer uuid: {'resources': {rc: amount}}}`` of
+            every consumer holding something on the provider (nova returns
+            them in a ``ProviderAllocInfo``'s ``allocations``)
+        :raises ResourceProviderAllocationRetrievalFailed: on any failure
+        """
+        utils.validate_uuid(rp_uuid)
+        return self._json_or_raise(
+            context, 'GET', '/resource_providers/%s/allocations' % rp_uuid,
+            exception.ResourceProviderAllocationRetrievalFailed,
+            rp_uuid=rp_uuid)['allocations']
+
     def delete_resource_provider(self, context, rp_uuid):
         """DELETE /resource_providers/{uuid}.
 

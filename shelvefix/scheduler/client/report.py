@@ -25,6 +25,7 @@ from shelvefix.scheduler.client import candidates
 from shelvefix.scheduler.client import errors
 from shelvefix.scheduler.client import moves
 from shelvefix.scheduler.client import providers
+from shelvefix.scheduler.client import tree_report
 from shelvefix.scheduler.client import writes
 from shelvefix import utils
 
@@ -35,6 +36,7 @@ CONSUMER_GENERATION_VERSION = '1.28'
 
 
 class SchedulerReportClient(writes.AllocationWrites,
+                            tree_report.ProviderTreeCalls,
                             providers.ProviderCalls,
                             candidates.CandidateQueries,
                             moves.AllocationMoves):

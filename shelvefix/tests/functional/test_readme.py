@@ -147,3 +147,12 @@ class ReadmeTestCase(testtools.TestCase):
         self.assertEqual(['failed: $ false -> 1, at README.rst:1',
                           'failed: output as README.rst:8 shows',
                           'examples: 2 passed, 2 failed, 0 skipped'], tail)
+
+    def test_the_output_of_a_skipped_command_is_not_judged(self):
+        # Not against the command run before the skipped one either.
+        readme = self.readme.blocks(
+            '.. ci: run\n\n::\n\n    echo one\n\n'
+            '.. ci: skip too long\n\n::\n\n    echo two\n\n'
+            '.. ci: output\n\n::\n\n    two\n')
+        out = io.StringIO()
+        self.assertEqual((1, 0, 1), self.readme.run(readme, out=out))

@@ -58,8 +58,9 @@ class BuildTestCase(base.NovaTestCase):
         self.assertTrue(exploration.complete)
         return exploration, prog.inner.ends
 
-    def test_nova_only(self):
-        self.assertEqual((race.NOVA,), self.scenario.targets)
+    def test_both_targets(self):
+        # The library's: shelvefix/tests/unit/race/test_build.py.
+        self.assertEqual((race.LIBRARY, race.NOVA), self.scenario.targets)
         self.assertEqual(scenarios.BUILD_REQUESTED, self.scenario.start)
         prog = self.target.program(
             'double', self.scenario, scenarios.Cell(race.CORRECTED, None))

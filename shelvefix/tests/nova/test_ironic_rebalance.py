@@ -43,8 +43,9 @@ class IronicRebalanceTestCase(base.NovaTestCase):
     def cloud(self, **kwargs):
         return self.useFixture(self.module.RebalanceCloud(**kwargs))
 
-    def test_nova_only(self):
-        self.assertEqual((race.NOVA,), self.scenario.targets)
+    def test_both_targets(self):
+        # The library's: shelvefix.tests.unit.race.test_node_programs.
+        self.assertEqual((race.LIBRARY, race.NOVA), self.scenario.targets)
         self.assertEqual(scenarios.NODE_ON_SOURCE, self.scenario.start)
         for label in (self.module.NODE_LOST, self.module.NOT_TAKEN_OVER,
                       self.module.PROVIDER_LOST):

@@ -63,8 +63,9 @@ class ServiceDisableTestCase(base.NovaTestCase):
             'nova.scheduler.client.report.SchedulerReportClient.'
             'set_traits_for_provider', cached))
 
-    def test_nova_only(self):
-        self.assertEqual((race.NOVA,), self.scenario.targets)
+    def test_both_targets(self):
+        # The library's: shelvefix.tests.unit.race.test_node_programs.
+        self.assertEqual((race.LIBRARY, race.NOVA), self.scenario.targets)
         self.assertEqual(scenarios.ACTIVE_ON_SOURCE, self.scenario.start)
         self.assertIn(self.module.OUT_OF_SYNC, self.scenario.symptoms)
         prog = self.target.program('double', self.scenario, self.cell)

@@ -174,7 +174,10 @@ class ScenarioCommandTestCase(base.TestCase):
         self.assertEqual(['offload-unshelve', 'unshelve-periodic',
                           'lifecycle', 'resize-confirm', 'resize-revert',
                           'evacuate', 'resize-delete', 'resize-migrate',
-                          'live-migrate'],
+                          'live-migrate', 'live-migrate-abort', 'build',
+                          'build-delete',
+                          'service-disable', 'ironic-rebalance',
+                          'cross-cell-revert', 'cross-cell-confirm'],
                          [s['scenario'] for s in data['scenarios']])
         # The concurrent delete's cells too: every run ok.
         delete, = [s for s in data['scenarios']

@@ -2,8 +2,12 @@
 
 from shelvefix import backends
 from shelvefix import race
+from shelvefix.race import build_program
+from shelvefix.race import cross_cell
 from shelvefix.race import live_migration
+from shelvefix.race import live_migration_abort
 from shelvefix.race import move_program
+from shelvefix.race import node_programs
 from shelvefix.race import outcomes
 from shelvefix.race import program
 from shelvefix.race import scenarios
@@ -86,6 +90,13 @@ class LibraryProgramTestCase(base.TestCase):
             race.RESIZE_DELETE: move_program.MoveRaceProgram,
             race.RESIZE_MIGRATE: move_program.MoveRaceProgram,
             race.LIVE_MIGRATE: live_migration.LiveMigrationProgram,
+            race.LIVE_MIGRATE_ABORT: live_migration_abort.AbortProgram,
+            race.CROSS_CELL_REVERT: cross_cell.CrossCellProgram,
+            race.CROSS_CELL_CONFIRM: cross_cell.CrossCellProgram,
+            race.BUILD: build_program.BuildProgram,
+            race.BUILD_DELETE: build_program.BuildDeleteProgram,
+            race.SERVICE_DISABLE: node_programs.ServiceDisableProgram,
+            race.IRONIC_REBALANCE: node_programs.RebalanceProgram,
         }
         library = {name for name, scenario in scenarios.SCENARIOS.items()
                    if race.LIBRARY in scenario.targets}
