@@ -21,7 +21,10 @@
     K servers x M cycles under real concurrency
     (:mod:`shelvefix.cmd.stress`);
 ``cleanup``
-    list and remove what dead runs left (:mod:`shelvefix.cmd.cleanup`).
+    list and remove what dead runs left (:mod:`shelvefix.cmd.cleanup`);
+``ghosts``
+    list, and heal, the consumers without allocations in a placement
+    database (:mod:`shelvefix.cmd.ghosts`).
 
 Each module offers ``HELP`` (one line), ``DESCRIPTION`` (plain-text
 paragraphs for ``--help``), ``add_arguments(parser)`` and ``run(args, out,
@@ -52,7 +55,7 @@ from shelvefix.cmd import interrupt
 from shelvefix.cmd import output
 
 COMMANDS = ('race', 'corpus', 'timeline', 'contract', 'check', 'faults',
-            'stress', 'cleanup')
+            'stress', 'cleanup', 'ghosts')
 DEBUG_HELP = ('log what the library does (DEBUG and up) to stderr, and '
               'show the traceback of an unexpected error; by default logs '
               'are off, the races produce expected warnings')
