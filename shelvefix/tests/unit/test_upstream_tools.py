@@ -130,3 +130,27 @@ class UpstreamToolsTestCase(testtools.TestCase):
         row.controls['b'] = False
         self.assertFalse(row.ok)
         self.assertIn('1/2 fail', self.checks.table([row]))
+
+
+class RequirementsTestCase(testtools.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        if not os.path.isdir(upstream_toy.TOOLS):
+            self.skipTest('not a checkout: no tools/')
+        self.trees = upstream_toy.load_tool('upstream_trees')
+
+    def test_what_a_tree_needs_that_this_python_lacks(self):
+        tree = self.useFixture(fixtures.TempDir()).path
+        upstream_toy.write(os.path.join(tree, 'requirements.txt'), (
+            '# a comment\n'
+            'testtools>=0.1  # met\n'
+            'no-such-package-shelvefix>=1.0\n'
+            'fixtures>=9999\n'
+            'also-missing; python_version < "3"\n'
+            '-r other.txt\n'))
+        upstream_toy.write(os.path.join(tree, 'test-requirements.txt'),
+                           'no-such-test-package-shelvefix\n')
+        self.assertEqual(['no-such-package-shelvefix>=1.0',
+                          'fixtures>=9999', 'no-such-test-package-shelvefix'],
+                         self.trees.unsatisfied(tree))

@@ -54,8 +54,9 @@ class TestEvacuateDestinationAudit(
             self.computes[host].manager.update_available_resource(cctxt)
 
     def _assert_tracked_usage(self, host, server_id, flavor):
-        """Assert the host's resource tracker counts the given server with
-        the given flavor, or nothing at all if flavor is None.
+        """Assert what the host's resource tracker counts for a server.
+
+        That is the given flavor, or nothing at all if flavor is None.
         """
         rt = self.computes[host].manager.rt
         cn = rt.compute_nodes[host]

@@ -52,9 +52,10 @@ class TestRevertResizeSourceAudit(
         self.old_flavor = self.api.get_flavor(self.old_flavor_id)
 
     def _assert_tracked_usage(self, host, server_id, flavor):
-        """Assert the host's resource tracker counts the given server with
-        the given flavor, or nothing at all if flavor is None, both in
-        memory and in the compute node record it saved.
+        """Assert what the host's resource tracker counts for a server.
+
+        That is the given flavor, or nothing at all if flavor is None, both
+        in memory and in the compute node record it saved.
         """
         rt = self.computes[host].manager.rt
         cn = rt.compute_nodes[host]
