@@ -37,8 +37,9 @@ import os
 import runpy
 import subprocess
 import sys
-import tarfile
 import time
+
+import upstream_trees
 
 BACKEND_VAR = 'SHELVEFIX_NOVA_PLACEMENT'
 BACKENDS = ('real', 'double')
@@ -97,18 +98,6 @@ def pip(*args):
     subprocess.check_call((sys.executable, '-m', 'pip') + args)
 
 
-def unpack(sdist, dest):
-    """Unpack ``sdist`` into ``dest``, refusing paths that leave it."""
-    root = os.path.realpath(dest)
-    with tarfile.open(sdist) as archive:
-        for member in archive.getmembers():
-            target = os.path.realpath(os.path.join(root, member.name))
-            if (os.path.commonpath([root, target]) != root or
-                    member.issym() or member.islnk() or member.isdev()):
-                sys.exit('refusing %s in %s' % (member.name, sdist))
-        archive.extractall(root)
-
-
 def prepare(workdir):
     """Download, unpack and install nova's latest sdist (once each).
 
@@ -125,7 +114,10 @@ def prepare(workdir):
     name = os.path.basename(sdists[-1])[:-len('.tar.gz')]
     tree = os.path.join(workdir, 'src', name)
     if not os.path.isdir(tree):
-        unpack(sdists[-1], os.path.dirname(tree))
+        try:
+            upstream_trees.unpack(sdists[-1], os.path.dirname(tree))
+        except upstream_trees.TargetError as exc:
+            sys.exit(str(exc))
     marker = os.path.join(workdir, 'installed-%s' % name)
     if not os.path.exists(marker):
         pip('install', '--quiet', tree)

@@ -197,7 +197,7 @@ def explore(series, target, commit, log):
             EXPLORER + tuple(
                 arg.replace('{tree}', target.tree)
                 for arg in command.split()),
-            env=target.env(sorted(target.modes())[0]), text=True,
+            env=target.default_env(), text=True,
             stdout=subprocess.PIPE, stderr=err, timeout=3600)
     with open(log, 'a') as out:
         out.write(proc.stdout)

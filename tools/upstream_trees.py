@@ -94,6 +94,13 @@ class Target(object):
         """The project's test modes."""
         return MODES[self.project]
 
+    def default_env(self):
+        """The environment of the first mode by name.
+
+        For work outside the tests: the import check, an exploration.
+        """
+        return self.env(sorted(self.modes())[0])
+
     def excludes(self, mode, suite_path):
         """The project's exclusion list for ``mode`` and suite, or None."""
         path = os.path.join(self.tree, THREADING_EXCLUDES)
@@ -120,8 +127,13 @@ def _pip(*args):
     return proc.stdout
 
 
-def _unpack(sdist, dest):
-    """Unpack ``sdist`` into ``dest``; the one top directory it holds."""
+def unpack(sdist, dest):
+    """Unpack ``sdist`` into ``dest``, refusing paths that leave it.
+
+    :returns: the one top directory the archive holds, unpacked afresh
+    :raises TargetError: for a path that leaves ``dest``, a link, a
+        device or more than one top directory
+    """
     root = os.path.realpath(dest)
     with tarfile.open(sdist) as archive:
         tops = set()
@@ -159,7 +171,7 @@ def release(project, workdir, version=None):
                           % (dist, download))
     if version is None:
         version = max(sdists, key=_version_key)
-    tree = _unpack(sdists[version], os.path.join(workdir, 'src'))
+    tree = unpack(sdists[version], os.path.join(workdir, 'src'))
     upstream_series.git(tree, 'init', '--quiet')
     upstream_series.git(tree, 'add', '--all', '--force')
     upstream_series.git(tree, 'commit', '--quiet', '--no-verify', '-m',
@@ -276,7 +288,7 @@ def _target(project, label, tree, workdir, constraints):
     target = Target(project, label, tree, overlay)
     proc = subprocess.run(
         (sys.executable, '-c', 'import %s; print(%s.__file__)'
-         % (project, project)), env=target.env(sorted(target.modes())[0]),
+         % (project, project)), env=target.default_env(),
         cwd=tree, text=True, stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT, timeout=300)
     where = proc.stdout.strip().splitlines()[-1:] or ['nothing']

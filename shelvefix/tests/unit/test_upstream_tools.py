@@ -1,6 +1,8 @@
 """The series, rows and judgements of ``tools/upstream*.py``."""
 
+import io
 import os
+import tarfile
 
 import fixtures
 import testtools
@@ -132,7 +134,7 @@ class UpstreamToolsTestCase(testtools.TestCase):
         self.assertIn('1/2 fail', self.checks.table([row]))
 
 
-class RequirementsTestCase(testtools.TestCase):
+class TreesTestCase(testtools.TestCase):
 
     def setUp(self):
         super().setUp()
@@ -154,3 +156,34 @@ class RequirementsTestCase(testtools.TestCase):
         self.assertEqual(['no-such-package-shelvefix>=1.0',
                           'fixtures>=9999', 'no-such-test-package-shelvefix'],
                          self.trees.unsatisfied(tree))
+
+    def _sdist(self, *members):
+        folder = self.useFixture(fixtures.TempDir()).path
+        path = os.path.join(folder, 'toy-1.0.tar.gz')
+        with tarfile.open(path, 'w:gz') as archive:
+            for name, text in members:
+                data = text.encode()
+                info = tarfile.TarInfo(name)
+                info.size = len(data)
+                archive.addfile(info, io.BytesIO(data))
+        return path
+
+    def test_an_sdist_unpacks_afresh_into_its_top_directory(self):
+        dest = self.useFixture(fixtures.TempDir()).path
+        stale = os.path.join(dest, 'toy-1.0', 'stale.py')
+        upstream_toy.write(stale, 'left from before\n')
+        top = self.trees.unpack(self._sdist(
+            ('toy-1.0/setup.py', 'pass\n'), ('toy-1.0/toy/__init__.py', '')),
+            dest)
+        self.assertEqual(os.path.join(os.path.realpath(dest), 'toy-1.0'), top)
+        self.assertTrue(
+            os.path.isfile(os.path.join(top, 'toy', '__init__.py')))
+        self.assertFalse(os.path.exists(stale))
+
+    def test_an_sdist_leaving_its_directory_is_refused(self):
+        dest = self.useFixture(fixtures.TempDir()).path
+        for members in ((('toy-1.0/../../escape.py', 'x'),),
+                        (('toy-1.0/a.py', ''), ('other-2.0/b.py', ''))):
+            self.assertRaises(self.trees.TargetError, self.trees.unpack,
+                              self._sdist(*members), dest)
+        self.assertEqual([], os.listdir(dest))
