@@ -3,6 +3,7 @@
 import contextlib
 import functools
 import threading
+import time
 
 from oslo_utils import uuidutils
 
@@ -93,3 +94,103 @@ def version_tuple(version, what='microversion'):
     except (AttributeError, ValueError):
         raise exception.Invalid(
             reason='%s must look like "1.28", got %r' % (what, version))
+
+
+#: CPython versions whose ``ast.parse`` fails when two threads parse at
+#: once: "SystemError: AST constructor recursion depth mismatch"
+#: (python/cpython gh-106905, fixed in 3.11.8 and 3.12.2). Python 3.11
+#: parses each source line of a traceback it formats, so threads that log
+#: tracebacks side by side meet it, and the victim is any parse running
+#: then (``inspect.signature`` of a builtin, another traceback).
+_AST_RACE = ((3, 11, 0), (3, 11, 8)), ((3, 12, 0), (3, 12, 2))
+_ast_lock = threading.RLock()
+
+
+def serialize_ast_parse(version=None):
+    """On a CPython with gh-106905, let one thread parse at a time.
+
+    Wraps ``ast.parse`` (once) so that every parse holds one lock;
+    elsewhere nothing changes. For the commands that run many threads.
+
+    :returns: whether ``ast.parse`` is serialized
+    """
+    import ast
+    import sys
+
+    version = tuple(version or sys.version_info[:3])
+    if getattr(ast.parse, '_shelvefix_serialized', False):
+        return True
+    if not any(low <= version < high for low, high in _AST_RACE):
+        return False
+    unguarded = ast.parse
+
+    @functools.wraps(unguarded)
+    def parse(*args, **kwargs):
+        with _ast_lock:
+            return unguarded(*args, **kwargs)
+    parse._shelvefix_serialized = True
+    ast.parse = parse
+    return True
+
+
+#: How often a thread waiting for a :class:`Background` wakes, so that the
+#: main thread runs the handler of a signal another thread received.
+MAIN_WAIT_SLICE = 0.1
+
+
+class Background(object):
+    """``target`` in a daemon thread; the caller only waits for it.
+
+    A daemon thread, so that one left in a request that does not end
+    cannot keep the process from exiting.
+    """
+
+    def __init__(self, target, name):
+        self.result = None
+        self.error = None
+        #: Set once ``target`` has returned or raised.
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self._run, args=(target,),
+                                       name=name, daemon=True)
+
+    def _run(self, target):
+        try:
+            self.result = target()
+        except BaseException as e:
+            self.error = e
+        finally:
+            self.done.set()
+
+    def start(self):
+        self.thread.start()
+        return self
+
+    def wait(self, timeout=None):
+        """Wait until ``target`` is done; True once it is.
+
+        The wait is cut in slices of :data:`MAIN_WAIT_SLICE` seconds: the
+        kernel may hand a signal to any thread of the process, and Python
+        then runs its handler in the main thread only once that thread
+        runs again; a wait without a timeout would hide the signal until
+        the thread ends. It waits on :attr:`done`, not on the thread: on
+        Python 3.11 a ``Thread.join`` that the handler's exception
+        interrupts can mark the thread stopped while it still runs, and
+        the clean-up would then start under the cycles still going.
+
+        :raises KeyboardInterrupt: an interrupt while waiting
+        """
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while not self.done.is_set():
+            wait = MAIN_WAIT_SLICE
+            if deadline is not None:
+                wait = min(wait, deadline - time.monotonic())
+                if wait <= 0:
+                    break
+            self.done.wait(wait)
+        return self.done.is_set()
+
+    def outcome(self):
+        """What ``target`` returned, or raise what it raised."""
+        if self.error is not None:
+            raise self.error
+        return self.result

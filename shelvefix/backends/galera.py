@@ -12,8 +12,7 @@ each receiving a full state transfer (rsync) and ready once
 removes its data, as for one server.
 
 The group communication timeouts are shortened (a node that stops
-answering is evicted in about 3 s instead of about 6), since a commit on
-the survivors waits until then.
+answering is evicted in about 3 s instead of about 6).
 """
 
 import functools
@@ -29,6 +28,7 @@ from sqlalchemy.engine import url as sa_url
 from shelvefix import backends
 from shelvefix.backends import loadbalancer
 from shelvefix.backends import mariadb
+from shelvefix.backends import observe
 from shelvefix.backends import ports
 from shelvefix.backends import server
 
@@ -67,6 +67,8 @@ COUNTERS = {'Innodb_deadlocks': 'deadlocks',
             'wsrep_local_bf_aborts': 'brute-force aborts'}
 #: Seconds a node's health check may take.
 CHECK_TIMEOUT = 2
+#: Bytes of the file system of a node whose disk is to fill.
+SMALL_DISK = 512 << 20
 
 
 def synced(server, timeout=mariadb.TIMEOUT):
@@ -90,11 +92,13 @@ class GaleraCluster(fixtures.Fixture):
     URL on node ``i``.
     """
 
-    def __init__(self, nodes=NODES):
+    def __init__(self, nodes=NODES, small_disk=None):
         super().__init__()
         self.size = nodes
+        self.small_disk = small_disk
         self.nodes = []
         self._carried = [{} for _i in range(nodes)]
+        self.unread = []
 
     def _setUp(self):
         mariadb.ensure_installed(
@@ -119,10 +123,22 @@ class GaleraCluster(fixtures.Fixture):
                 install_db=first,
                 start_args=['--wsrep-new-cluster'] if first else [],
                 ready=synced, create_role=first,
-                packages=(mariadb.PACKAGE, mariadb.GALERA_PACKAGE))))
+                packages=(mariadb.PACKAGE, mariadb.GALERA_PACKAGE),
+                disk_size=SMALL_DISK if index == self.small_disk else None)))
 
     def admin_url(self, index):
         return self.nodes[index].admin_url
+
+    def describe(self, index):
+        """``node 3 (127.0.0.1:40123, pid 4567)``: a node, for a report."""
+        node = self.nodes[index]
+        return 'node %d (127.0.0.1:%d, pid %s)' % (index + 1, node.port,
+                                                   node.pid)
+
+    def alive(self, index):
+        """Whether node ``index``'s process runs (it may be paused)."""
+        process = self.nodes[index].process
+        return process is not None and process.poll() is None
 
     def cluster_size(self, index=0):
         """What node ``index`` says the cluster's size is."""
@@ -134,12 +150,24 @@ class GaleraCluster(fixtures.Fixture):
 
         A node restarts its counters from 0: what it had counted when it
         was killed is carried over (see :meth:`kill`), so that the
-        counters only grow; a node that is down gives those alone.
+        counters only grow; a node that is down, or died, or does not
+        answer gives those alone, and is named in ``unread`` (a list of
+        :meth:`describe` lines with the reason) until the next reading.
         """
         result = []
-        for node, carried in zip(self.nodes, self._carried):
-            counted = (node.status(names) if node.process is not None
-                       else {})
+        self.unread = []
+        for index, (node, carried) in enumerate(zip(self.nodes,
+                                                    self._carried)):
+            counted = {}
+            if self.alive(index):
+                try:
+                    counted = node.status(names)
+                except Exception as e:
+                    self.unread.append('%s: %s' % (
+                        self.describe(index), ' '.join(str(e).split())))
+            elif node.process is not None:
+                self.unread.append('%s: it died (exit status %s)' % (
+                    self.describe(index), node.process.poll()))
             result.append({name: counted.get(name, 0) + carried.get(name, 0)
                            for name in names
                            if name in counted or name in carried})
@@ -271,32 +299,33 @@ def recovered_position(node):
 class GaleraPlacement(fixtures.Fixture):
     """Placement on a Galera cluster: a placement server on each node.
 
-    One database (created on the first node, replicated to the others);
-    one :class:`~shelvefix.backends.server.PlacementServer` per node,
-    each reaching the cluster through a
-    :class:`~shelvefix.backends.loadbalancer.DatabaseProxy` of its own, as a
-    deployment's API servers reach it through HAProxy: its own node
-    first, the others as backups, a node that fails its
-    :func:`clustercheck` marked down and its sessions shut. Cleanup stops
-    the servers, the proxies, drops the database and stops the cluster.
-
-    After setUp: ``cluster``, ``proxies``, ``servers``, ``urls``,
-    ``shelvefix_config`` (the first server's ``[placement]`` file), and
-    ``database`` (``'galera'``).
+    One database; a :class:`~shelvefix.backends.server.PlacementServer`
+    per node, each through a :class:`~shelvefix.backends.loadbalancer.
+    DatabaseProxy` of its own as through HAProxy (its node first, the
+    others as backups). ``small_disk``: the last node's data on a small
+    file system of its own. After setUp: ``cluster``, ``proxies``,
+    ``servers``, ``urls``, ``shelvefix_config`` (the first server's
+    ``[placement]`` file), ``database_name``.
     """
 
     database = 'galera'
 
-    def __init__(self, workers=2):
+    def __init__(self, workers=2, small_disk=False):
         super().__init__()
         self.workers = workers
+        self.small_disk = small_disk
 
     def _setUp(self):
-        self.cluster = self.useFixture(GaleraCluster())
+        self.cluster = self.useFixture(GaleraCluster(
+            small_disk=NODES - 1 if self.small_disk else None))
         database = self.useFixture(
             mariadb.MariaDBDatabase(self.cluster.admin_url(0)))
         self.servers, self.proxies = [], []
         url = sa_url.make_url(database.url)
+        self.database_name = url.database
+        self._node_urls = [
+            url.set(port=node.port).render_as_string(hide_password=False)
+            for node in self.cluster.nodes]
         for index in range(len(self.cluster.nodes)):
             order = [index] + [i for i in range(len(self.cluster.nodes))
                                if i != index]
@@ -336,13 +365,24 @@ class GaleraPlacement(fixtures.Fixture):
                 total[name] = total.get(name, 0) + value
         return total
 
-    def ghost_consumers(self):
-        return self.servers[0].ghost_consumers()
+    def observer(self):
+        """An :class:`~.observe.Observer` of each node, reads causal.
+
+        Its own connections (not the proxies', not placement's); close it.
+        """
+        return observe.Observer(
+            self._node_urls, names=[self.cluster.describe(i) for i in range(
+                len(self.cluster.nodes))], sync_wait=True)
+
+    def describe_server(self, index):
+        """``placement server 3 (http://127.0.0.1:40125, pid 4567)``."""
+        srv = self.servers[index]
+        return 'placement server %d (%s, pid %s)' % (index + 1, srv.url,
+                                                     srv.pid)
 
     def failover(self):
         """What the proxies did: nodes marked down, sessions shut."""
-        return {'nodes marked down': sum(p.marked_down
-                                         for p in self.proxies),
+        return {'nodes marked down': sum(p.marked_down for p in self.proxies),
                 'sessions shut': sum(p.sessions_shut for p in self.proxies)}
 
     def spread(self, placement, writers=loadbalancer.MULTI):
@@ -352,6 +392,8 @@ class GaleraPlacement(fixtures.Fixture):
             SpreadTransport` mounted in its session
         """
         spread = loadbalancer.SpreadTransport(self.urls, writers)
+        spread.names = dict((u, self.describe_server(i))
+                            for i, u in enumerate(self.urls))
         placement.session.session.mount(placement.endpoint, spread)
         placement.transport = spread
         placement.addCleanup(spread.close)

@@ -14,11 +14,27 @@ node's start timeout). ``cancel``, set before the harm, calls it off.
   nodes evict it from the cluster, the database proxies mark it down and
   shut its sessions; on SIGCONT it rejoins by itself.
 
+The faults an operator meets that no tool of theirs does, done the way
+they happen: to the process itself, behind the run's back (the run is
+not told; it must notice, see :mod:`~shelvefix.backends.watch`):
+
+* :class:`NodeDeath`: SIGKILL of the node's ``mariadbd``, not started
+  again; the cluster goes on with a primary component of the others.
+* :class:`ServerDeath`: SIGKILL of the node's placement server's gunicorn
+  master (its workers follow it): requests its balancer sends there are
+  refused, and go to the others.
+* :class:`DiskFull`: the node's file system (a small one of its own, see
+  :class:`~shelvefix.backends.galera.GaleraCluster`) filled to the last
+  byte for ``full_for`` seconds, then emptied again.
+
 After :meth:`join`: ``struck_at`` and ``synced_at`` (seconds since start,
 or None), ``error`` (why the node did not come back) and
 :meth:`describe`, one line for the report.
 """
 
+import errno
+import os
+import signal
 import threading
 import time
 
@@ -108,5 +124,140 @@ class NodePause(_NodeFault):
         self.cluster.resume(self.index)
 
 
-#: ``--galera-fault`` names and their faults.
-FAULTS = {'kill': NodeCrash, 'pause': NodePause}
+class _Outside(_NodeFault):
+    """A fault done behind the run's back; nothing waits for a recovery."""
+
+    def __init__(self, placement, index, after=2.0, lasting=0.0):
+        super(_Outside, self).__init__(placement.cluster, index, after,
+                                       lasting)
+        self.placement = placement
+        self.what = None
+
+    def run(self):
+        started = time.monotonic()
+        if self.cancel.wait(self.after):
+            return
+        try:
+            self.what = self._strike()
+        except Exception as e:
+            self.error = '%s: %s' % (type(e).__name__, e)
+        self.struck_at = time.monotonic() - started
+        if self.error is None and self.lasting:
+            # Undone even when the run ends first.
+            self.cancel.wait(self.lasting)
+            try:
+                self._recover()
+            except Exception as e:
+                self.error = '%s: %s' % (type(e).__name__, e)
+
+    def describe(self):
+        if self.struck_at is None:
+            return 'node %d not %s: the run ended first' % (self.index + 1,
+                                                            self.harm)
+        if self.error is not None:
+            return '%s at %.1f s failed: %s' % (self.harm, self.struck_at,
+                                                self.error)
+        return '%s at %.1f s%s' % (self.what, self.struck_at, (
+            ', %s %.1f s later' % (self.recovery, self.lasting)
+            if self.lasting else ''))
+
+    def _recover(self):
+        pass
+
+
+def _kill(pid, what):
+    if pid is None:
+        raise RuntimeError('%s is not running' % what)
+    os.kill(pid, signal.SIGKILL)
+
+
+class NodeDeath(_Outside):
+    """SIGKILL node ``index``'s ``mariadbd`` from outside; not restarted."""
+
+    harm = 'killed for good'
+
+    def _strike(self):
+        what = self.cluster.describe(self.index)
+        if not self.cluster.alive(self.index):
+            return '%s already dead: nothing to kill' % what
+        _kill(self.cluster.nodes[self.index].pid, what)
+        return '%s killed (SIGKILL), not started again' % what
+
+
+class ServerDeath(_Outside):
+    """SIGKILL node ``index``'s placement server's gunicorn master."""
+
+    harm = 'server killed'
+
+    def _strike(self):
+        what = self.placement.describe_server(self.index)
+        process = self.placement.servers[self.index].process()
+        if process is None or process.poll() is not None:
+            return '%s already dead: nothing to kill' % what
+        _kill(process.pid, what)
+        return '%s killed (SIGKILL)' % what
+
+
+#: Seconds a full disk stays full by default.
+FULL_SECONDS = 20.0
+#: Bytes written at a time while filling a disk.
+_CHUNK = 1 << 20
+
+
+class DiskFull(_Outside):
+    """Node ``index``'s disk filled to the last byte, then emptied."""
+
+    harm, recovery = 'disk filled', 'emptied'
+
+    def __init__(self, placement, index, after=2.0, full_for=FULL_SECONDS):
+        super(DiskFull, self).__init__(placement, index, after, full_for)
+        self.path = os.path.join(placement.cluster.nodes[index].directory,
+                                 'filler')
+
+    def _strike(self):
+        fill(self.path)
+        return '%s: disk full (0 bytes free)' % self.cluster.describe(
+            self.index)
+
+    def _recover(self):
+        os.unlink(self.path)
+
+
+def fill(path, chunk=_CHUNK):
+    """Write ``path`` until its file system has no byte left.
+
+    :returns: the bytes written
+    """
+    written = 0
+    block = b'\0' * chunk
+    with open(path, 'wb', buffering=0) as f:
+        while True:
+            try:
+                written += f.write(block)
+            except OSError as e:
+                if e.errno != errno.ENOSPC:
+                    raise
+                if len(block) == 1:
+                    return written
+                # The last bytes: smaller writes until not one fits.
+                block = block[:len(block) // 2]
+
+
+#: ``--galera-fault`` names and their faults. The first two take a
+#: :class:`~shelvefix.backends.galera.GaleraCluster`, the others (done
+#: from outside) the :class:`~shelvefix.backends.galera.GaleraPlacement`.
+FAULTS = {'kill': NodeCrash, 'pause': NodePause, 'node-death': NodeDeath,
+          'server-death': ServerDeath, 'disk-full': DiskFull}
+#: The faults done from outside.
+OUTSIDE = ('node-death', 'server-death', 'disk-full')
+
+
+def start(name, placement):
+    """Start fault ``name`` against the last node of ``placement``."""
+    index = len(placement.cluster.nodes) - 1
+    if name in OUTSIDE:
+        fault = FAULTS[name](placement, index)
+    else:
+        fault = FAULTS[name](placement.cluster, index)
+    fault.start()
+    return fault

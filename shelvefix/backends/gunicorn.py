@@ -185,6 +185,11 @@ class GunicornProcess(object):
         finally:
             conn.close()
 
+    @property
+    def process(self):
+        """The master's ``subprocess.Popen``, once started, or None."""
+        return self._proc
+
     def stop(self):
         """Stop gunicorn and every process of its session (idempotent)."""
         if self._proc is None:

@@ -26,6 +26,8 @@ import time
 
 import fixtures
 from oslo_log import log as logging
+import requests
+import urllib3
 
 from shelvefix.backends import transport
 
@@ -44,6 +46,9 @@ SINGLE = 'single'
 WRITERS = (MULTI, SINGLE)
 #: Seconds a server that failed a request is left out of the rotation.
 HEALTH_INTERVAL = 2.0
+#: Methods a request of which is sent again after its connection was lost
+#: (HAProxy's ``retry-on`` retries these only): nothing it did is lost.
+IDEMPOTENT = ('GET', 'HEAD', 'OPTIONS')
 
 
 class SpreadTransport(transport.HTTPTransport):
@@ -55,8 +60,13 @@ class SpreadTransport(transport.HTTPTransport):
     (``single``, as operators who fear it configure HAProxy, the others
     standing by). Like a load balancer's health check, a server that
     failed a request (no answer, or a 5xx) is left out for
-    :data:`HEALTH_INTERVAL` seconds: requests fail over to the others. The
-    call log is one, in order, as for one server.
+    :data:`HEALTH_INTERVAL` seconds: requests fail over to the others. A
+    request whose connection a server refused (it died: nothing was sent)
+    goes to the next server at once, as HAProxy's ``option redispatch``
+    does, and so does a read (:data:`IDEMPOTENT`) whose connection was
+    lost; a write that failed after it was sent is not sent again (it
+    may have been applied), and its error names the server. The call log is
+    one, in order, as for one server.
 
     :param urls: the servers' endpoints; the first is the one mounted
     """
@@ -71,28 +81,55 @@ class SpreadTransport(transport.HTTPTransport):
         self.down = {}
         #: ``{url: count}`` of the requests that failed there.
         self.failures = {}
+        #: ``{url: count}`` of the requests it refused, sent on elsewhere.
+        self.redispatched = {}
+        #: ``{url: name}`` for messages (see :meth:`describe`).
+        self.names = {}
 
     def _forward(self, request, data, options):
-        target = self._choose()
-        request.url = target + request.url[len(self.urls[0]):]
-        try:
-            response = super(SpreadTransport, self)._forward(request, data,
-                                                             options)
-        except Exception:
-            self._failed(target)
-            raise
-        if response.status_code >= 500:
-            self._failed(target)
-        return response
+        rest = request.url[len(self.urls[0]):]
+        tried = []
+        while True:
+            target = self._choose(exclude=tried)
+            request.url = target + rest
+            try:
+                response = super(SpreadTransport, self)._forward(
+                    request, data, options)
+            except requests.exceptions.ConnectionError as e:
+                self._failed(target)
+                tried.append(target)
+                if ((never_sent(e) or request.method in IDEMPOTENT) and
+                        len(tried) < len(self.urls)):
+                    # As HAProxy's "option redispatch" and its layer 7
+                    # retries: a connection the server refused carried
+                    # nothing, and a read may be made again; another
+                    # server takes the request.
+                    with self._lock:
+                        self.redispatched[target] = (
+                            self.redispatched.get(target, 0) + 1)
+                    continue
+                raise type(e)('%s: %s' % (self.describe(target), e),
+                              request=request) from e
+            except Exception:
+                self._failed(target)
+                raise
+            if response.status_code >= 500:
+                self._failed(target)
+            return response
 
-    def _choose(self, clock=time.monotonic):
+    def describe(self, url):
+        """What the report calls the server at ``url``."""
+        return self.names.get(url) or 'placement server %s' % url
+
+    def _choose(self, clock=time.monotonic, exclude=()):
         # As a load balancer's health check: a server that failed is left
-        # out for HEALTH_INTERVAL seconds; a failed request is not sent
-        # again (the client sees it fail).
+        # out for HEALTH_INTERVAL seconds, and one that refused this
+        # request's connection is not tried again for it.
         with self._lock:
             now = clock()
-            healthy = [url for url in self.urls
-                       if self.down.get(url, 0) <= now] or self.urls
+            candidates = [url for url in self.urls if url not in exclude]
+            healthy = [url for url in candidates
+                       if self.down.get(url, 0) <= now] or candidates
             if self.writers == SINGLE:
                 # The first healthy one: the others are the standbys.
                 return healthy[0]
@@ -102,6 +139,19 @@ class SpreadTransport(transport.HTTPTransport):
         with self._lock:
             self.down[url] = clock() + HEALTH_INTERVAL
             self.failures[url] = self.failures.get(url, 0) + 1
+
+
+def never_sent(error):
+    """Whether a ``requests`` connection error failed before sending.
+
+    True for a refused or timed-out connect (the server never saw the
+    request), False for a connection lost after the request went out.
+    """
+    if isinstance(error, requests.exceptions.ConnectTimeout):
+        return True
+    reason = error.args[0] if error.args else None
+    reason = getattr(reason, 'reason', reason)
+    return isinstance(reason, urllib3.exceptions.ConnectTimeoutError)
 
 
 class _Session(object):

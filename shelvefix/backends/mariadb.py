@@ -173,6 +173,8 @@ class MariaDBServer(fixtures.Fixture):
         returns, given the server (polled until :data:`START_TIMEOUT`)
     :param create_role: create the ``placement`` role (False where another
         node of a cluster replicates it)
+    :param disk_size: None, or the bytes of a file system of the server's
+        own for its directory (root only)
 
     After setUp: ``port``, ``pid``, ``directory`` (the server's own
     temporary directory), ``defaults_file``, ``log_path`` (its error log)
@@ -182,8 +184,9 @@ class MariaDBServer(fixtures.Fixture):
 
     def __init__(self, port=None, start_timeout=START_TIMEOUT,
                  extra_config='', install_db=True, start_args=(), ready=None,
-                 create_role=True, packages=(PACKAGE,)):
+                 create_role=True, packages=(PACKAGE,), disk_size=None):
         super().__init__()
+        self._disk_size = disk_size
         self._port = port
         self._start_timeout = start_timeout
         self._extra_config = extra_config
@@ -207,6 +210,8 @@ class MariaDBServer(fixtures.Fixture):
                 'placement on MariaDB needs PyMySQL: pip install '
                 '"shelvefix[placement]"')
         self.directory = runs.temp_dir(self, 'shelvefix-mariadb-')
+        if self._disk_size:
+            self._small_disk(self._disk_size)
         self.port = self._port or ports.free_port()
         self.socket = os.path.join(self.directory, 'mariadb.sock')
         self.log_path = os.path.join(self.directory, 'error.log')
@@ -246,6 +251,25 @@ class MariaDBServer(fixtures.Fixture):
                 "GRANT OPTION".format(role=ROLE))
         self.admin_url = ('mysql+pymysql://%s:%s@127.0.0.1:%d/mysql'
                           % (ROLE, PASSWORD, self.port))
+
+    def _small_disk(self, size):
+        """Put the server's directory on a file system of ``size`` bytes.
+
+        A ``tmpfs`` of its own, so that filling it (see
+        :class:`~shelvefix.backends.galera_faults.DiskFull`) fills no
+        other disk; unmounted at cleanup, before the directory goes.
+
+        :raises BackendUnavailable: not root (only root mounts)
+        """
+        if os.geteuid() != 0:
+            raise backends.BackendUnavailable(
+                'a node whose disk fills needs a small file system of its '
+                'own, and only root can mount one: run as root')
+        self._run(['mount', '-t', 'tmpfs', '-o', 'size=%d,mode=0700' % size,
+                   'shelvefix-mariadb', self.directory], 'mount')
+        self.addCleanup(subprocess.run, ['umount', '--lazy', self.directory],
+                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                        timeout=STOP_TIMEOUT)
 
     def start(self, args=None):
         """Start ``mariadbd`` and wait until it is ready.

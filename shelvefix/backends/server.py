@@ -22,14 +22,11 @@ needed), reached through PyMySQL and stopped with the fixture. The sqlite
 fallback is a file in the fixture's temporary directory: sqlite serialises
 writers, so it shows far less of the concurrency a deployment has.
 
-Clients reach the server with
-:class:`~shelvefix.backends.remote.RemotePlacementFixture` and the
-``[placement]`` file that the fixture writes (``shelvefix_config``), or
-``shelvefix race --backend remote --config-file`` that file.
-
-Needs the ``placement`` extra (openstack-placement, gunicorn,
-psycopg2-binary for PostgreSQL and PyMySQL for MariaDB). ``python -m
-shelvefix.backends.server`` runs one in the foreground until interrupted.
+Clients use the ``[placement]`` file the fixture writes
+(``shelvefix_config``) with :class:`~shelvefix.backends.remote.
+RemotePlacementFixture` or ``--backend remote --config-file``. Needs the
+``placement`` extra; ``python -m shelvefix.backends.server`` runs one in
+the foreground until interrupted.
 """
 
 import argparse
@@ -110,10 +107,7 @@ def missing_dependencies(database='sqlite'):
 
 
 def write_shelvefix_config(path, url, token='admin'):
-    """Write a shelvefix ``[placement]`` section for a noauth2 placement.
-
-    The file is what ``--config-file`` expects, e.g. ``shelvefix race
-    --backend remote --config-file PATH``.
+    """Write the ``[placement]`` ``--config-file`` of a noauth2 placement.
 
     :returns: ``path``
     """
@@ -273,6 +267,10 @@ class PlacementServer(fixtures.Fixture):
         """The gunicorn master's pid, once it was started."""
         return self._gunicorn.pid if self._gunicorn is not None else None
 
+    def process(self):
+        """The gunicorn master's ``Popen`` once started, else None."""
+        return self._gunicorn and self._gunicorn.process
+
     def _prepare_database(self):
         if self._db_url is not None:
             return self._db_url
@@ -319,9 +317,9 @@ class PlacementServer(fixtures.Fixture):
         """What placement's workers retried: see :func:`.observe.retries`."""
         return observe.retries(self.log_path)
 
-    def ghost_consumers(self):
-        """Ghost consumers in its database: see :func:`.observe.ghosts`."""
-        return observe.ghosts(self.db_url)
+    def observer(self):
+        """An :class:`~.observe.Observer` of its database (close it)."""
+        return observe.Observer([self.db_url], names=[self.database])
 
     def _env(self):
         env = dict(os.environ)

@@ -9,10 +9,10 @@ database instead; ``--backend`` runs against the in-process double or real
 placement, or a remote one from ``--config-file``.
 """
 
-import json
 
 from shelvefix import backends
 from shelvefix.cmd import common
+from shelvefix.cmd import stress_run
 from shelvefix import race
 
 #: The most servers a run may have.
@@ -101,11 +101,15 @@ def add_arguments(parser):
              'to the next node\'s placement server, so that every node is '
              'written through; single sends them all to the first')
     parser.add_argument(
-        '--galera-fault', choices=('kill', 'pause'),
+        '--galera-fault', choices=('kill', 'pause', 'node-death',
+                                   'server-death', 'disk-full'),
         help='with --database galera, 2 s into each ordering\'s run: '
              'kill (SIGKILL) the last node and start it again 5 s later; '
              'or pause (SIGSTOP) it for 35 s, longer than the placement '
-             'client\'s timeout')
+             'client\'s timeout. Done from outside, the run not told: '
+             'node-death kills the last node for good; server-death kills '
+             'its placement server (gunicorn master); disk-full fills its '
+             'disk (a small file system of its own: needs root) for 20 s')
     parser.add_argument(
         '--keep-database', action='store_true',
         help='with --database postgresql (the default): leave the '
@@ -220,8 +224,8 @@ def run(args, out, err):
         return _run_on_server(args, out, err)
     placement = common.make_backend(args.backend, args.config_file)
     with placement:
-        return _run(args, placement, backends.DESCRIPTIONS[args.backend],
-                    out, err)
+        return stress_run.run(args, placement,
+                              backends.DESCRIPTIONS[args.backend], out, err)
 
 
 def _check_db_url(url):
@@ -262,7 +266,8 @@ def _run_on_server(args, out, err):
                                      [srv.shelvefix_config]) as placement:
                 where = ('placement under gunicorn (%d workers) on %s, %s'
                          % (workers, srv.url, srv.database))
-                return _run(args, placement, where, out, err, database=srv)
+                return stress_run.run(args, placement, where, out, err,
+                                      database=srv)
     finally:
         _report_cluster(srv.cluster, err)
 
@@ -290,7 +295,9 @@ def _run_on_galera(args, workers, out, err):
     from shelvefix.backends import galera
     from shelvefix.backends import loadbalancer
     writers = args.galera_writer or loadbalancer.MULTI
-    with galera.GaleraPlacement(workers=workers) as cluster:
+    with galera.GaleraPlacement(
+            workers=workers,
+            small_disk=args.galera_fault == 'disk-full') as cluster:
         with common.make_backend(backends.REMOTE,
                                  [cluster.shelvefix_config]) as placement:
             cluster.spread(placement, writers)
@@ -299,89 +306,5 @@ def _run_on_galera(args, workers, out, err):
                          workers, len(cluster.urls), writers,
                          's' if writers == loadbalancer.MULTI else '',
                          ', '.join(cluster.urls)))
-            return _run(args, placement, where, out, err, database=cluster)
-
-
-def _run(args, placement, where, out, err, database=None):
-    """Each ordering's stress run; then the report and the verdict.
-
-    :param database: the :class:`~shelvefix.backends.server.
-        PlacementServer` whose database placement runs on, or None: its
-        counters, read before and after each run, and the ghost consumers
-        left, go in the report (``figures``)
-    """
-    from shelvefix.race import stress
-    from shelvefix.race import stress_report
-    results, figures = [], []
-    orderings = args.ordering or race.ORDERINGS
-    for ordering in [o for o in race.ORDERINGS if o in orderings]:
-        for free in args.free or [race.DELETE]:
-            label = 'stress %s/%s' % (ordering, free)
-            setting_up = common.Progress(
-                err, label + ' set-up', total=args.servers,
-                force=args.progress, unit='servers')
-            progress = common.Progress(
-                err, label, total=args.servers * args.cycles,
-                force=args.progress, unit='cycles')
-            before = database.counters() if database else {}
-            requests = len(placement.calls)
-            fault = _start_fault(args, database)
-            try:
-                results.append(stress.run(
-                    placement, ordering, free, args.servers, args.cycles,
-                    poll_interval=args.poll_interval,
-                    latency=args.compute_latency / 1000.0, seed=args.seed,
-                    progress=progress, setup_progress=setting_up))
-            except KeyboardInterrupt as e:
-                setting_up.finish()
-                progress.finish()
-                _report_left(e, err)
-                raise
-            setting_up.finish()
-            progress.finish()
-            figures.append(stress_report.figures(
-                results[-1], placement, requests, database, before, fault))
-            # The run's request records are in its figures now: dropped,
-            # so that memory holds one run's at most (see MAX_CYCLES).
-            placement.reset_calls()
-    # The one decision: exit status, verdict line and JSON agree.
-    verdict = stress.verdict(results)
-    if args.json:
-        json.dump({'placement': where, 'servers': args.servers,
-                   'cycles_per_server': args.cycles,
-                   'poll_interval': args.poll_interval,
-                   'compute_latency_ms': args.compute_latency,
-                   'results': [dict(stress_report.as_json(r), **f)
-                               for r, f in zip(results, figures)],
-                   'corrected_is_clean': verdict.corrected_is_clean,
-                   'verdict': stress_report.verdict_line(results, verdict),
-                   'verdict_reasons': verdict.reasons},
-                  out, indent=2, sort_keys=True)
-        out.write('\n')
-    else:
-        stress_report.write(args, where, results, out, figures)
-    return verdict.status
-
-
-def _start_fault(args, database):
-    """The fault of the run (``--galera-fault``), started; or None."""
-    if not getattr(args, 'galera_fault', None):
-        return None
-    from shelvefix.backends import galera_faults
-    fault = galera_faults.FAULTS[args.galera_fault](
-        database.cluster, len(database.urls) - 1)
-    fault.start()
-    return fault
-
-
-def _report_left(interrupt, err):
-    """Say what an interrupted run could not remove from placement.
-
-    One line, before the command's "interrupted" line; nothing when the
-    clean-up removed everything.
-    """
-    left = getattr(interrupt, 'cleanup_failure', None)
-    if left is not None:
-        err.write('shelvefix stress: interrupted, and %s\n'
-                  % common.one_line(str(left)))
-        err.flush()
+            return stress_run.run(args, placement, where, out, err,
+                                  database=cluster)

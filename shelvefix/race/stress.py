@@ -36,6 +36,7 @@ from shelvefix import exception
 from shelvefix import race
 from shelvefix.race import outcomes
 from shelvefix.race import stress_harness
+from shelvefix import utils
 
 LOG = oslo_logging.getLogger(__name__)
 
@@ -44,15 +45,13 @@ LOG = oslo_logging.getLogger(__name__)
 #: in flight (bounded by the client's timeout) is waited for; the
 #: clean-up starts after this in any case.
 INTERRUPT_JOIN_TIMEOUT = 30.0
-#: How often the main thread wakes while it waits for the run's threads,
-#: so that it runs the handler of a signal another thread received.
-MAIN_WAIT_SLICE = 0.1
 
 StressResult = collections.namedtuple(
     'StressResult', ['ordering', 'free', 'servers', 'cycles', 'elapsed',
                      'counts', 'usage_expected', 'usage_actual', 'lost',
-                     'ghosts_healed', 'completed'],
-    defaults=({}, 0, None))
+                     'ghosts_healed', 'completed', 'ghosts_left',
+                     'ghosts_left_by_cleanup', 'checked', 'disagreed'],
+    defaults=({}, 0, None, None, None, 0, 0))
 StressResult.__doc__ = """One ordering's run.
 
 ``cycles`` is what was asked (servers x cycles); ``counts`` the outcome
@@ -66,6 +65,14 @@ class, and its server's next cycle starts from the state it left, as a
 user's retry would. ``ghosts_healed`` counts the claims that found a
 ghost consumer (placement's record of a consumer whose allocations a
 ``DELETE`` removed without it) and claimed over it.
+
+``ghosts_left`` is how many ghost consumers the run made and left (read
+by the observer before the clean-up, less those there before the run),
+``ghosts_left_by_cleanup`` how many the clean-up's own requests left
+(None: the observer cannot count them). ``checked`` is how many cycle
+judgements were compared with another read, ``disagreed`` how many read
+otherwise there (see :meth:`~shelvefix.backends.observe.Observer.
+cross_check`).
 """
 
 #: The reason :func:`verdict` gives when no ordering ran at all.
@@ -99,64 +106,6 @@ class _GhostsHealed(logging.Handler):
             self.count += 1
 
 
-class _Background(object):
-    """``target`` in a daemon thread; the caller only waits for it.
-
-    A daemon thread, so that one left in a request that does not end
-    cannot keep the process from exiting.
-    """
-
-    def __init__(self, target, name):
-        self.result = None
-        self.error = None
-        #: Set once ``target`` has returned or raised.
-        self.done = threading.Event()
-        self.thread = threading.Thread(target=self._run, args=(target,),
-                                       name=name, daemon=True)
-
-    def _run(self, target):
-        try:
-            self.result = target()
-        except BaseException as e:
-            self.error = e
-        finally:
-            self.done.set()
-
-    def start(self):
-        self.thread.start()
-        return self
-
-    def wait(self, timeout=None):
-        """Wait until ``target`` is done; True once it is.
-
-        The wait is cut in slices of :data:`MAIN_WAIT_SLICE` seconds: the
-        kernel may hand a signal to any thread of the process, and Python
-        then runs its handler in the main thread only once that thread
-        runs again; a wait without a timeout would hide the signal until
-        the thread ends. It waits on :attr:`done`, not on the thread: on
-        Python 3.11 a ``Thread.join`` that the handler's exception
-        interrupts can mark the thread stopped while it still runs, and
-        the clean-up would then start under the cycles still going.
-
-        :raises KeyboardInterrupt: an interrupt while waiting
-        """
-        deadline = None if timeout is None else time.monotonic() + timeout
-        while not self.done.is_set():
-            wait = MAIN_WAIT_SLICE
-            if deadline is not None:
-                wait = min(wait, deadline - time.monotonic())
-                if wait <= 0:
-                    break
-            self.done.wait(wait)
-        return self.done.is_set()
-
-    def outcome(self):
-        """What ``target`` returned, or raise what it raised."""
-        if self.error is not None:
-            raise self.error
-        return self.result
-
-
 def _stop(runner, stop):
     """Start no more cycles and wait (bounded) for those under way.
 
@@ -170,7 +119,8 @@ def _stop(runner, stop):
 
 
 def run(placement, ordering, free, servers, cycles, poll_interval=0.005,
-        latency=0.0, seed=0, progress=None, setup_progress=None):
+        latency=0.0, seed=0, progress=None, setup_progress=None,
+        observer=None):
     """Run K × M cycles of one ordering; returns a :class:`StressResult`.
 
     An interrupt (``KeyboardInterrupt``) stops the run: no cycle starts,
@@ -189,15 +139,23 @@ def run(placement, ordering, free, servers, cycles, poll_interval=0.005,
         requests (the optional knob; 0 by default)
     :param progress: called with the number of cycles done
     :param setup_progress: called with the number of servers made
+    :param observer: the :class:`~shelvefix.backends.observe.Observer`
+        that judges the cycles and counts usages and ghosts (default:
+        placement's API)
     :raises StressCleanupFailed: what the run created could not all be
         removed
     """
+    # Many threads logging tracebacks at once (see utils).
+    utils.serialize_ast_parse()
     session = placement.session.session
     if latency:
         session.mount(placement.endpoint,
                       stress_harness._ComputeLatencyTransport(
                           placement.transport, latency))
-    harness = stress_harness.Harness(placement, ordering, free)
+    harness = stress_harness.Harness(placement, ordering, free, observer)
+    ghosts = {'before': _ghosts(harness.observer)}
+    # One observer may serve several runs: this run's judgements only.
+    judged = (harness.observer.checked, harness.observer.disagreed)
     healed = _GhostsHealed()
     report_log = logging.getLogger(_REPORT_LOGGER)
     report_log.addHandler(healed)
@@ -255,12 +213,17 @@ def run(placement, ordering, free, servers, cycles, poll_interval=0.005,
         if stop.is_set():
             return None
         elapsed = time.monotonic() - start
+        # Before the clean-up: what its own requests leave is counted
+        # apart.
+        ghosts['run'] = _ghosts(harness.observer)
         return StressResult(
             ordering, free, servers, servers * cycles, elapsed, dict(counts),
             harness.expected_usage(), harness.actual_usage(), dict(lost),
-            healed.count, completed[0])
+            healed.count, completed[0], _new(ghosts, 'before', 'run'), None,
+            harness.observer.checked - judged[0],
+            harness.observer.disagreed - judged[1])
 
-    runner = _Background(body, 'stress-run')
+    runner = utils.Background(body, 'stress-run')
     interrupt = None
     try:
         runner.start().wait()
@@ -271,7 +234,7 @@ def run(placement, ordering, free, servers, cycles, poll_interval=0.005,
         report_log.removeHandler(healed)
     if latency:
         session.mount(placement.endpoint, placement.transport)
-    cleaner = _Background(harness.clean_up, 'stress-clean-up')
+    cleaner = utils.Background(harness.clean_up, 'stress-clean-up')
     try:
         cleaner.start().wait()
     except KeyboardInterrupt as e:
@@ -291,7 +254,32 @@ def run(placement, ordering, free, servers, cycles, poll_interval=0.005,
         if runner.error is not None:
             raise cleaner.error from runner.error
         raise cleaner.error
-    return runner.outcome()
+    result = runner.outcome()
+    if result is not None and 'run' in ghosts:
+        ghosts['clean-up'] = _ghosts(harness.observer)
+        result = result._replace(
+            ghosts_left_by_cleanup=_new(ghosts, 'run', 'clean-up'))
+    return result
+
+
+def _ghosts(observer):
+    """The ghost consumers' uuids the observer reads now, or None.
+
+    None also when the tables cannot be read (see :meth:`~shelvefix.
+    backends.observe.Observer.ghosts`): the report says "not counted".
+    """
+    try:
+        return observer.ghosts()
+    except Exception as e:
+        LOG.warning('Ghost consumers not counted: %s', e)
+        return None
+
+
+def _new(ghosts, before, after):
+    """How many ghosts ``after`` has that ``before`` had not, or None."""
+    if ghosts.get(before) is None or ghosts.get(after) is None:
+        return None
+    return len(ghosts[after] - ghosts[before])
 
 
 def bad(result):
@@ -355,7 +343,10 @@ def verdict(results):
       what it is expected to show, and are not judged;
     * every corrected run has at least one cycle that ended ok: a run
       whose every cycle placement failed completed, and showed nothing of
-      the order.
+      the order;
+    * no cycle judgement of any run read otherwise on another path
+      (``disagreed``): one of the two reads was stale, so the judgement
+      may be wrong.
 
     :param results: the :class:`StressResult` of each run
     :returns: a :class:`Verdict`
@@ -374,6 +365,11 @@ def verdict(results):
                            'the order' % (r.ordering, r.free, ', '.join(
                                '%s %d' % item
                                for item in sorted(r.counts.items()))))
+    for r in results:
+        if r.disagreed:
+            reasons.append('%s/%s: %d of %d cycle judgements read otherwise '
+                           'on another path (a stale read)' % (
+                               r.ordering, r.free, r.disagreed, r.checked))
     for r in results:
         phrases = shortfall(r)
         if phrases:

@@ -15,6 +15,7 @@ import time
 
 from oslo_utils import uuidutils
 
+from shelvefix.backends import observe
 from shelvefix.compute import resource_tracker
 from shelvefix.compute import task_states
 from shelvefix.compute import vm_states
@@ -169,12 +170,16 @@ class _Server(object):
 
     def _classify(self, compute_error, claim_error, claimed, dst):
         h = self.harness
-        # The observer's read: tried again, as the clean-up's requests are,
-        # so that a placement failing for a moment does not end the run.
-        current = _observed(functools.partial(
-            h.client.get_allocs_for_consumer, h.compute_ctx, self.uuid))
-        held = {rp: a['resources']
-                for rp, a in current['allocations'].items()}
+        # The observer's read, on a path of its own (not the transport
+        # the code under test uses: a node that has not applied the write
+        # yet, or a request that failed while its write committed, would
+        # misjudge the cycle); tried again, as the clean-up's requests
+        # are, so that a database failing for a moment does not end the
+        # run. Then compared with another read (another node, or
+        # placement's API).
+        held, index = _observed(functools.partial(
+            h.observer.allocations, self.uuid))
+        h.observer.cross_check(self.uuid, held, index, api=self._api_read)
         # After a cycle the server is spawned on dst (claimed), offloaded
         # (it must then hold nothing), or still shelved on its host after
         # a failed offload (it then keeps what it holds there).
@@ -185,15 +190,25 @@ class _Server(object):
             must_hold_nothing=offloaded)
         return outcomes.as_outcome(labels)
 
+    def _api_read(self, consumer):
+        h = self.harness
+        current = h.client.get_allocs_for_consumer(h.compute_ctx, consumer)
+        return {rp: dict(a['resources'])
+                for rp, a in current['allocations'].items()}
+
 
 class Harness(object):
     """Two compute hosts, K servers, one placement.
 
     Nothing is created until :meth:`set_up`; :meth:`clean_up` removes
     whatever was, however far :meth:`set_up` or the run got.
+
+    :param observer: what judges the cycles and reads the usages (an
+        :class:`~shelvefix.backends.observe.Observer`); by default
+        placement's API, through the client
     """
 
-    def __init__(self, placement, ordering, free):
+    def __init__(self, placement, ordering, free, observer=None):
         self.placement = placement
         self.client = placement.client
         self.ordering = ordering
@@ -209,6 +224,8 @@ class Harness(object):
         self.providers = {}
         self.managers = {}
         self.servers = []
+        self.observer = observer or observe.ClientObserver(self.client,
+                                                           self.compute_ctx)
 
     def set_up(self, servers, progress=None, stop=None):
         """Both hosts' providers, then ``servers`` servers on them.
@@ -259,10 +276,10 @@ class Harness(object):
         return {host: dict(c) for host, c in usage.items()}
 
     def actual_usage(self):
-        return {host: {rc: used for rc, used in
-                       self.client.get_provider_usages(
-                           self.compute_ctx, rp).items() if used}
-                for host, rp in self.providers.items()}
+        """Every provider's usage, as the observer reads it."""
+        used = _observed(functools.partial(
+            self.observer.usages, list(self.providers.values())))
+        return {host: used[rp] for host, rp in self.providers.items()}
 
     def clean_up(self):
         """Free every server's allocations, then delete the providers.

@@ -7,6 +7,7 @@ conflict counters and the ghost consumers it left, what a fault cost);
 """
 
 import collections
+import json
 import re
 
 from shelvefix import race
@@ -45,6 +46,10 @@ def figures(result, placement, requests, database, before, fault=None):
     figures['requests_per_second'] = round(
         figures['requests'] / result.elapsed, 1)
     figures['failed_requests'] = failed_requests(placement.calls[requests:])
+    redispatched = getattr(placement.transport, 'redispatched', None)
+    if redispatched:
+        figures['redispatched'] = dict(redispatched)
+        redispatched.clear()
     if fault is not None:
         fault.cancel.set()
         fault.join(fault.timeout)
@@ -56,7 +61,9 @@ def figures(result, placement, requests, database, before, fault=None):
         figures['database'] = database.database
         figures['database_counters'] = {
             name: after[name] - before.get(name, 0) for name in after}
-        figures['ghost_consumers_left'] = database.ghost_consumers()
+        unread = getattr(getattr(database, 'cluster', None), 'unread', None)
+        if unread:
+            figures['database_unread'] = list(unread)
     return figures
 
 
@@ -66,12 +73,16 @@ def write_figures(results, figures, out):
         line = '%s/%s: %d requests, %.1f requests/s' % (
             r.ordering, r.free, f['requests'], f['requests_per_second'])
         if 'database' in f:
-            line += '; %s: %s; ghost consumers healed: %d, left: %d' % (
-                f['database'], ', '.join(
-                    '%s %d' % item for item in sorted(
-                        f['database_counters'].items())) or 'no counters',
-                r.ghosts_healed, f['ghost_consumers_left'])
+            line += '; %s: %s' % (f['database'], ', '.join(
+                '%s %d' % item for item in sorted(
+                    f['database_counters'].items())) or 'no counters')
         out.write(line + '\n')
+        out.write('  ghost consumers healed: %d, left by the run: %s, by '
+                  'the clean-up: %s; cycle judgements cross-checked: %d, '
+                  'disagreed: %d\n' % (
+                      r.ghosts_healed, _count(r.ghosts_left),
+                      _count(r.ghosts_left_by_cleanup), r.checked,
+                      r.disagreed))
         if f.get('failed_requests'):
             out.write('  placement failed: %s\n' % ', '.join(
                 '%s x%d' % item for item in sorted(
@@ -80,6 +91,17 @@ def write_figures(results, figures, out):
             out.write('  fault: %s; requests failed per server: %s\n' % (
                 f['fault'], ', '.join('%s %d' % item for item in sorted(
                     f['failed_over'].items())) or 'none'))
+        if f.get('redispatched'):
+            out.write('  refused and sent to another server: %s\n' % ', '.join(
+                '%s %d' % item for item in sorted(f['redispatched'].items())))
+        for what in f.get('noticed', ()):
+            out.write('  noticed: %s\n' % what)
+        for what in f.get('database_unread', ()):
+            out.write('  counters not read: %s\n' % what)
+
+
+def _count(value):
+    return 'not counted' if value is None else str(value)
 
 
 def as_json(r):
@@ -100,6 +122,10 @@ def as_json(r):
             'cycles_completed': stress.completed(r),
             'complete': not stress.shortfall(r),
             'ghost_consumers_healed': r.ghosts_healed,
+            'ghost_consumers_left': r.ghosts_left,
+            'ghost_consumers_left_by_cleanup': r.ghosts_left_by_cleanup,
+            'judgements_cross_checked': r.checked,
+            'judgements_disagreed': r.disagreed,
             'bad': sorted(stress.bad(r))}
 
 
@@ -126,13 +152,16 @@ def verdict_line(results, verdict=None):
         return line
     if not verdict.status:
         return 'Corrected order: no bad outcome'
+    if verdict.status == 2:
+        return ('Corrected order: NOT SHOWN CLEAN, the run stopped '
+                '(what it measured is above): %s' % why)
     if bad:
         return 'Corrected order: BAD OUTCOMES FOUND: %s' % why
     return ('Corrected order: NOT SHOWN CLEAN (every cycle of every ordering '
             'must complete, and a corrected one end ok): %s' % why)
 
 
-def write(args, where, results, out, figures=()):
+def write(args, where, results, out, figures=(), verdict=None):
     """The report ``shelvefix stress`` prints: table, figures, verdict."""
     out.write('shelvefix stress: %d servers x %d cycles, real threads, the '
               'client polling every %g s%s\non %s\n\n' % (
@@ -174,7 +203,7 @@ def write(args, where, results, out, figures=()):
     if figures:
         write_figures(results, figures, out)
         out.write('\n')
-    out.write(verdict_line(results) + '\n')
+    out.write(verdict_line(results, verdict) + '\n')
     corrected = [r for r in results if r.ordering == race.CORRECTED]
     if corrected:
         failed = sum(r.counts.get(outcomes.PLACEMENT_FAILED, 0)
@@ -183,3 +212,21 @@ def write(args, where, results, out, figures=()):
             out.write('(placement itself failed in %d corrected cycles: '
                       'reported, not judged; nothing was lost unless the '
                       'usages say MISMATCH)\n' % failed)
+
+
+def emit(args, where, results, figures, verdict, out):
+    """The report, or with ``--json`` the JSON, of what was measured."""
+    if args.json:
+        json.dump({'placement': where, 'servers': args.servers,
+                   'cycles_per_server': args.cycles,
+                   'poll_interval': args.poll_interval,
+                   'compute_latency_ms': args.compute_latency,
+                   'results': [dict(as_json(r), **f)
+                               for r, f in zip(results, figures)],
+                   'corrected_is_clean': verdict.corrected_is_clean,
+                   'verdict': verdict_line(results, verdict),
+                   'verdict_reasons': verdict.reasons},
+                  out, indent=2, sort_keys=True)
+        out.write('\n')
+    else:
+        write(args, where, results, out, figures, verdict)

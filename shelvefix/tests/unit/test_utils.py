@@ -56,3 +56,43 @@ class LocksTestCase(base.TestCase):
         self.assertEqual([('acquire', 'x', False), ('release', 'x', True)],
                          seen)
         self.assertFalse(locks.held('x'))
+
+
+class SerializeASTParseTestCase(base.TestCase):
+    """gh-106905: one thread parses at a time, on the CPythons it hits."""
+
+    def setUp(self):
+        super().setUp()
+        import ast
+        self.ast = ast
+        original = ast.parse
+        self.addCleanup(setattr, ast, 'parse', original)
+        # As on a CPython without the wrapper.
+        ast.parse = getattr(original, '__wrapped__', original)
+
+    def test_versions(self):
+        for version, serialized in (((3, 11, 2), True), ((3, 11, 7), True),
+                                    ((3, 11, 8), False), ((3, 12, 1), True),
+                                    ((3, 12, 2), False), ((3, 13, 0), False),
+                                    ((3, 10, 12), False)):
+            self.ast.parse = getattr(self.ast.parse, '__wrapped__',
+                                     self.ast.parse)
+            self.assertEqual(serialized,
+                             utils.serialize_ast_parse(version), version)
+
+    def test_each_parse_holds_the_lock(self):
+        self.assertTrue(utils.serialize_ast_parse((3, 11, 2)))
+        wrapped = self.ast.parse
+        # Once only.
+        self.assertTrue(utils.serialize_ast_parse((3, 11, 2)))
+        self.assertIs(wrapped, self.ast.parse)
+        parsed = []
+        thread = threading.Thread(
+            target=lambda: parsed.append(self.ast.parse('x = 1')))
+        with utils._ast_lock:
+            thread.start()
+            # Another thread holds the lock: the parse waits.
+            thread.join(0.2)
+            self.assertEqual([], parsed)
+        thread.join(10)
+        self.assertEqual(['Module'], [type(p).__name__ for p in parsed])

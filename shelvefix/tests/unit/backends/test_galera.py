@@ -8,12 +8,22 @@ import testtools
 from shelvefix.backends import galera
 
 
+def _running():
+    return mock.Mock(poll=mock.Mock(return_value=None), pid=4242,
+                     returncode=None)
+
+
 class _Node(object):
     """A node's counters, as ``MariaDBServer.status`` gives them."""
 
     def __init__(self, counted):
         self.counted = counted
-        self.process = object()
+        self.process = _running()
+        self.port = 3306
+
+    @property
+    def pid(self):
+        return self.process.pid if self.process is not None else None
 
     def status(self, names):
         return {name: self.counted[name] for name in names
@@ -43,9 +53,31 @@ class CountersTestCase(testtools.TestCase):
                          cluster.status(names))
         # Started again from 0, it counts one more.
         node = cluster.nodes[1]
-        node.process, node.counted = object(), {'Innodb_deadlocks': 1}
+        node.process, node.counted = _running(), {'Innodb_deadlocks': 1}
         self.assertEqual([{'Innodb_deadlocks': 2}, {'Innodb_deadlocks': 6}],
                          cluster.status(names))
+
+    def test_a_node_dead_from_outside_is_skipped_and_named(self):
+        cluster = self.cluster({'Innodb_deadlocks': 2},
+                               {'Innodb_deadlocks': 5})
+        cluster.nodes[1].port = 40123
+        # SIGKILLed by someone else: the run did not take it away.
+        cluster.nodes[1].process.poll.return_value = -9
+        cluster.nodes[1].status = mock.Mock(side_effect=OSError('refused'))
+        self.assertEqual([{'Innodb_deadlocks': 2}, {}],
+                         cluster.status(['Innodb_deadlocks']))
+        self.assertEqual(['node 2 (127.0.0.1:40123, pid 4242): it died '
+                          '(exit status -9)'], cluster.unread)
+        cluster.nodes[1].status.assert_not_called()
+
+    def test_a_node_that_does_not_answer_is_named(self):
+        cluster = self.cluster({'Innodb_deadlocks': 2})
+        cluster.nodes[0].port = 40123
+        cluster.nodes[0].status = mock.Mock(
+            side_effect=OSError("Can't connect to MySQL server"))
+        self.assertEqual([{}], cluster.status(['Innodb_deadlocks']))
+        self.assertEqual(["node 1 (127.0.0.1:40123, pid 4242): Can't "
+                          "connect to MySQL server"], cluster.unread)
 
     def test_counters_unreadable_before_the_kill_are_said(self):
         cluster = self.cluster({'Innodb_deadlocks': 2})

@@ -12,6 +12,7 @@ from unittest import mock
 
 import requests
 import testtools
+import urllib3
 
 from shelvefix.backends import loadbalancer
 from shelvefix.tests import base
@@ -173,7 +174,8 @@ class SpreadTransportTestCase(testtools.TestCase):
     def test_the_single_writer_fails_over(self):
         spread = loadbalancer.SpreadTransport(URLS, loadbalancer.SINGLE)
         sent = self.send(spread, {URLS[0]: requests.ConnectionError()}, 3)
-        self.assertEqual([URLS[0], URLS[1], URLS[1]], sent)
+        # The first read is sent again to the next server at once.
+        self.assertEqual([URLS[0], URLS[1], URLS[1], URLS[1]], sent)
         self.assertEqual({URLS[0]: 1}, spread.failures)
 
     def test_every_server_down_still_tries(self):
@@ -181,3 +183,107 @@ class SpreadTransportTestCase(testtools.TestCase):
         now = loadbalancer.time.monotonic()
         spread.down = {url: now + 60 for url in URLS}
         self.assertEqual(1, len(self.send(spread, {}, 1)))
+
+
+def _refused(url):
+    return requests.ConnectionError(urllib3.exceptions.MaxRetryError(
+        None, url, urllib3.exceptions.NewConnectionError(
+            None, 'Connection refused')))
+
+
+class RedispatchTestCase(testtools.TestCase):
+    """A server that refuses a connection has nothing of the request."""
+
+    def test_a_refused_request_goes_to_another_server(self):
+        spread = loadbalancer.SpreadTransport(URLS, loadbalancer.SINGLE)
+        request = requests.Request('GET', URLS[0] + '/x').prepare()
+        sent = []
+
+        def forward(self_, request, data, options):
+            sent.append(request.url)
+            if request.url.startswith(URLS[0]):
+                raise _refused(request.url)
+            return response(200)
+        with mock.patch('shelvefix.backends.transport.HTTPTransport.'
+                        '_forward', forward):
+            self.assertEqual(200, spread._forward(request, None, {})
+                             .status_code)
+        self.assertEqual([URLS[0] + '/x', URLS[1] + '/x'], sent)
+        self.assertEqual({URLS[0]: 1}, spread.redispatched)
+        self.assertEqual({URLS[0]: 1}, spread.failures)
+
+    def test_every_server_refusing_names_the_last(self):
+        spread = loadbalancer.SpreadTransport(URLS)
+        spread.names = {URLS[2]: 'placement server 3 (pid 7)'}
+        sent = SpreadTransportTestCase.send(
+            self, spread, {url: _refused(url) for url in URLS}, 1)
+        # One request, tried on each server once.
+        self.assertEqual(sorted(URLS), sorted(sent))
+        request = requests.Request('GET', URLS[0] + '/x').prepare()
+        spread.down = {}
+
+        def refuse(self_, request, data, options):
+            raise _refused(request.url)
+        with mock.patch('shelvefix.backends.transport.HTTPTransport.'
+                        '_forward', refuse):
+            error = self.assertRaises(requests.ConnectionError,
+                                      spread._forward, request, None, {})
+        self.assertIn('placement server', str(error))
+
+    def test_a_request_lost_after_it_was_sent_is_not_sent_again(self):
+        spread = loadbalancer.SpreadTransport(URLS, loadbalancer.SINGLE)
+        spread.names = {URLS[0]: 'placement server 1 (pid 5)'}
+        lost = requests.ConnectionError(urllib3.exceptions.ProtocolError(
+            'Connection aborted.', ConnectionResetError()))
+        request = requests.Request('PUT', URLS[0] + '/x').prepare()
+        with mock.patch('shelvefix.backends.transport.HTTPTransport.'
+                        '_forward', side_effect=lost) as forward:
+            error = self.assertRaises(requests.ConnectionError,
+                                      spread._forward, request, None, {})
+        self.assertEqual(1, forward.call_count)
+        self.assertTrue(str(error).startswith('placement server 1 (pid 5): '))
+        self.assertEqual({}, spread.redispatched)
+
+    def test_a_read_lost_after_it_was_sent_is_sent_again(self):
+        spread = loadbalancer.SpreadTransport(URLS, loadbalancer.SINGLE)
+        lost = requests.ConnectionError(urllib3.exceptions.ProtocolError(
+            'Connection aborted.', ConnectionResetError()))
+        request = requests.Request('GET', URLS[0] + '/x').prepare()
+        with mock.patch('shelvefix.backends.transport.HTTPTransport.'
+                        '_forward', side_effect=[lost, response(200)]):
+            self.assertEqual(200, spread._forward(request, None, {})
+                             .status_code)
+        self.assertEqual(URLS[1] + '/x', request.url)
+        self.assertEqual({URLS[0]: 1}, spread.redispatched)
+
+
+class NeverSentTestCase(testtools.TestCase):
+    """What ``requests`` raises for real, told apart."""
+
+    def test_a_refused_connection_was_never_sent(self):
+        sock = socket.socket()
+        sock.bind(('127.0.0.1', 0))
+        port = sock.getsockname()[1]
+        sock.close()
+        error = self.assertRaises(requests.ConnectionError, requests.get,
+                                  'http://127.0.0.1:%d/' % port, timeout=5)
+        self.assertTrue(loadbalancer.never_sent(error))
+
+    def test_a_connection_closed_after_the_request_was_sent(self):
+        listener = socket.socket()
+        listener.bind(('127.0.0.1', 0))
+        listener.listen(1)
+        self.addCleanup(listener.close)
+
+        def serve():
+            conn, _address = listener.accept()
+            conn.recv(1024)
+            conn.close()
+        thread = threading.Thread(target=serve, daemon=True)
+        thread.start()
+        error = self.assertRaises(
+            requests.ConnectionError, requests.put,
+            'http://127.0.0.1:%d/' % listener.getsockname()[1], data=b'x',
+            timeout=5)
+        thread.join(5)
+        self.assertFalse(loadbalancer.never_sent(error))

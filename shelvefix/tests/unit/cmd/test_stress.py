@@ -187,3 +187,58 @@ class BoundsTestCase(testtools.TestCase):
                       'at most 4 per CPU', 'more than 0, at most 10',
                       'at most 5000'):
             self.assertIn(bound, text)
+
+
+class StoppedRunTestCase(base.TestCase):
+    """A run stopped by an error prints what it measured, then exits 2."""
+
+    ARGV = ['stress', '--backend', 'double', '--servers', '1', '--cycles',
+            '2']
+
+    def run_main(self, *argv):
+        out, err = io.StringIO(), io.StringIO()
+        real_run = stress.run
+        calls = []
+
+        def run(*args, **kwargs):
+            calls.append(args[1])
+            if len(calls) == 2:
+                # The legacy order's set-up meets a dead placement.
+                raise ks_exc.ConnectFailure(
+                    'Unable to establish connection to http://placement/x')
+            return real_run(*args, **kwargs)
+        with mock.patch.object(stress, 'run', side_effect=run):
+            rc = main.main(list(argv), out=out, err=err)
+        self.assertEqual([race.CORRECTED, race.LEGACY], calls)
+        return rc, out.getvalue(), err.getvalue()
+
+    def test_the_table_of_what_ran_comes_first(self):
+        rc, out, err = self.run_main(*self.ARGV)
+        self.assertEqual(2, rc, err)
+        self.assertRegex(out, r'\ncorrected +delete +2 ')
+        self.assertNotRegex(out, r'\nlegacy ')
+        self.assertIn('Corrected order: NOT SHOWN CLEAN, the run stopped '
+                      '(what it measured is above): the run stopped: ', out)
+        self.assertEqual(1, len(err.splitlines()), err)
+        self.assertIn('Unable to establish connection', err)
+        self.assertNotIn('a bug', err)
+
+    def test_and_in_json(self):
+        rc, out, err = self.run_main(*self.ARGV + ['--json'])
+        self.assertEqual(2, rc, err)
+        data = json.loads(out)
+        self.assertEqual(['corrected'],
+                         [r['ordering'] for r in data['results']])
+        self.assertEqual(2, data['results'][0]['cycles_completed'])
+        self.assertFalse(data['corrected_is_clean'])
+        self.assertIn('the run stopped: ', data['verdict_reasons'][-1])
+
+    def test_a_bug_still_shows_as_one(self):
+        out, err = io.StringIO(), io.StringIO()
+        with mock.patch.object(stress, 'run',
+                               side_effect=TypeError('a bug here')):
+            rc = main.main(list(self.ARGV), out=out, err=err)
+        self.assertEqual(2, rc)
+        self.assertIn('unexpected error, a bug in shelvefix: TypeError: a '
+                      'bug here', err.getvalue())
+        self.assertIn('NOT SHOWN CLEAN, the run stopped', out.getvalue())

@@ -11,6 +11,7 @@ import fixtures
 import testtools
 
 from shelvefix import backends
+from shelvefix.backends import observe
 from shelvefix.cmd import interrupt
 from shelvefix import exception
 from shelvefix import race
@@ -18,6 +19,7 @@ from shelvefix.race import outcomes
 from shelvefix.race import stress
 from shelvefix.race import stress_harness
 from shelvefix.tests import base
+from shelvefix import utils
 
 #: Every wait of these tests is bounded by this many seconds.
 WAIT = 10.0
@@ -316,8 +318,8 @@ class BackgroundTestCase(base.TestCase):
         # What an interrupted Thread.join can leave on Python 3.11: the
         # thread says it is not alive while its target still runs.
         release = threading.Event()
-        runner = stress._Background(lambda: release.wait(10) and 'done',
-                                    'test-run').start()
+        runner = utils.Background(lambda: release.wait(10) and 'done',
+                                  'test-run').start()
         self.addCleanup(release.set)
         with mock.patch.object(runner.thread, 'is_alive',
                                return_value=False):
@@ -456,3 +458,55 @@ class LostRunTestCase(_Base):
                                 poll_interval=0.001)
         self.assertEqual(4, result.completed)
         self.assertEqual([], stress.shortfall(result))
+
+
+class ObserverJudgesTestCase(base.TestCase):
+    """The observer judges, counts usages and ghosts, apart from the code."""
+
+    def setUp(self):
+        super().setUp()
+        self.placement = self.useFixture(backends.make_backend('double'))
+
+    def test_a_stale_judgement_is_not_clean(self):
+        v = stress.verdict([_result(checked=4, disagreed=1)])
+        self.assertEqual((1, False), (v.status, v.corrected_is_clean))
+        self.assertEqual(['corrected/delete: 1 of 4 cycle judgements read '
+                          'otherwise on another path (a stale read)'],
+                         v.reasons)
+
+    def test_ghosts_before_the_clean_up_and_after_counted_apart(self):
+        client = self.placement.client
+
+        class Observer(observe.ClientObserver):
+            # Read before the run, at its end, after the clean-up.
+            sets = iter([{'old'}, {'old', 'run-1', 'run-2'},
+                         {'old', 'run-1', 'run-2', 'clean-up-1'}])
+
+            def ghosts(self):
+                return next(self.sets)
+        observer = Observer(client, stress_harness.context.RequestContext())
+        result = stress.run(self.placement, race.CORRECTED, race.DELETE, 2, 2,
+                            observer=observer)
+        self.assertEqual((2, 1), (result.ghosts_left,
+                                  result.ghosts_left_by_cleanup))
+        # Every cycle judged by the observer, and compared with a re-read.
+        self.assertEqual((4, 0), (result.checked, result.disagreed))
+        self.assertEqual(0, stress.verdict([result]).status)
+
+    def test_the_judgement_is_the_observers(self):
+        # What the observer reads decides the cycle, not what placement's
+        # API gives the code under test: here the observer sees a stray
+        # allocation the API does not.
+        observer = observe.ClientObserver(
+            self.placement.client, stress_harness.context.RequestContext())
+        real = observer.allocations
+
+        def allocations(consumer):
+            held, index = real(consumer)
+            held['stray-provider'] = {'VCPU': 1}
+            return held, index
+        observer.allocations = allocations
+        result = stress.run(self.placement, race.CORRECTED, race.DELETE, 1, 2,
+                            observer=observer)
+        self.assertEqual({outcomes.LEAKED: 2}, result.counts)
+        self.assertIsNone(result.ghosts_left)

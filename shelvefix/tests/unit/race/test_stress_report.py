@@ -140,10 +140,13 @@ class WriteTestCase(testtools.TestCase):
                                         2},
                     'fault': 'node 3 killed (SIGKILL) at 2.0 s',
                     'failed_over': {'http://127.0.0.1:1': 2}}]
-        text = self.write([result()], figures)
+        text = self.write([result(ghosts_left=0, ghosts_left_by_cleanup=1,
+                                  checked=4)], figures)
         self.assertIn('corrected/delete: 40 requests, 20.0 requests/s; '
-                      'galera: deadlocks 1, nodes marked down 3; ghost '
-                      'consumers healed: 0, left: 0', text)
+                      'galera: deadlocks 1, nodes marked down 3\n', text)
+        self.assertIn('  ghost consumers healed: 0, left by the run: 0, by '
+                      'the clean-up: 1; cycle judgements cross-checked: 4, '
+                      'disagreed: 0\n', text)
         self.assertIn('  placement failed: DELETE /allocations/{uuid} 500 '
                       'x2', text)
         self.assertIn('  fault: node 3 killed (SIGKILL) at 2.0 s; requests '
