@@ -73,6 +73,40 @@ def add_progress_argument(parser):
              '%d s)' % Progress.EVERY)
 
 
+def add_cluster_argument(parser):
+    """``--cluster``: where explorations run (:mod:`shelvefix.cluster`)."""
+    parser.add_argument(
+        '--cluster', default='local', metavar='WHERE',
+        help='local (the default: this process, with --workers forked '
+             'workers), local:N (a Dask cluster of N worker processes on '
+             'this machine) or tcp://HOST:PORT (a running Dask scheduler '
+             'and its workers); each exploration, and each subtree far '
+             'ahead of a search, is a task. Needs pip install '
+             '\'shelvefix[cluster]\'')
+
+
+def check_cluster(args):
+    """Read ``--cluster`` into a :class:`~shelvefix.cluster.Spec`.
+
+    :raises CommandError: a bad value, the engine not installed, or
+        ``--workers`` beside a Dask cluster
+    """
+    from shelvefix import cluster
+    try:
+        args.cluster = cluster.parse(args.cluster)
+    except ValueError as e:
+        raise CommandError(str(e)) from None
+    if not args.cluster.engine:
+        return
+    if not cluster.available():
+        raise CommandError(cluster.INSTALL_HINT % args.cluster.text)
+    if args.workers not in (None, 1):
+        raise CommandError(
+            '--workers applies to --cluster local: on a Dask cluster, its '
+            'worker processes explore')
+    args.workers = 1
+
+
 def check_workers(args):
     """``--workers``: forked explorer processes, at most one per CPU.
 

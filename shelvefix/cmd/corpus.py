@@ -77,6 +77,7 @@ def add_arguments(parser):
         '--workers', type=int, metavar='N', default=1,
         help='processes that explore at once (default 1; more than 1 needs '
              '--backend double)')
+    common.add_cluster_argument(parser)
     parser.add_argument(
         '--list', action='store_true',
         help='print the rows chosen and exit, exploring nothing')
@@ -100,12 +101,27 @@ def _rows(args):
 
 def _check(args):
     from shelvefix.backends import real
+    common.check_cluster(args)
     common.check_workers(args)
     if args.backend == backends.REAL and not real.available():
         raise common.CommandError(real.INSTALL_HINT)
     if args.timelines and not args.self_test:
         raise common.CommandError('--timelines applies to --self-test; a '
                                   'tree check prints them anyway')
+
+
+def _on_cluster(args, work, rows, progress):
+    """``work`` with every exploration a task of the Dask cluster named."""
+    from shelvefix.cluster import engine
+    from shelvefix.cluster import lab as cluster_lab
+    try:
+        with engine.Engine(args.cluster) as cluster:
+            with cluster_lab.ClusterLab(cluster, race.NOVA, args.backend,
+                                        args.nova) as lab:
+                return work(rows, args.nova, args.backend, progress,
+                            lab=lab)
+    except engine.EngineError as e:
+        raise common.CommandError(str(e)) from None
 
 
 def run(args, out, err):
@@ -128,8 +144,11 @@ def run(args, out, err):
     work = runs.self_test if args.self_test else runs.check_tree
     started = time.monotonic()
     try:
-        description, results = work(rows, args.nova, args.backend,
-                                    progress, args.workers)
+        if args.cluster.engine:
+            description, results = _on_cluster(args, work, rows, progress)
+        else:
+            description, results = work(rows, args.nova, args.backend,
+                                        progress, args.workers)
     except nova.NovaUnusable as e:
         raise common.CommandError(str(e)) from None
     elapsed = time.monotonic() - started

@@ -122,6 +122,7 @@ def add_arguments(parser):
         help='processes that explore at once (default: one per CPU with '
              '--backend double, else 1; more than 1 needs --backend '
              'double, whose state each forked worker copies)')
+    common.add_cluster_argument(parser)
     parser.add_argument(
         '--random', type=int, metavar='N',
         help='instead of exploring, make N uncontrolled runs per cell with '
@@ -198,7 +199,8 @@ def _check_random(args):
         raise common.CommandError('--random needs a positive number of runs')
     for option, given in (('--no-reduce', args.no_reduce),
                           ('--diagram', args.diagram),
-                          ('--workers', args.workers is not None)):
+                          ('--workers', args.workers is not None),
+                          ('--cluster', args.cluster != 'local')):
         if given:
             raise common.CommandError(
                 '%s applies to an exploration, not to --random runs'
@@ -250,6 +252,7 @@ def run(args, out, err):
     _check_target(args)
     if args.diagram:
         common.check_writable(args.diagram)
+    common.check_cluster(args)
     common.check_workers(args)
     _check_variants(args)
     _check_without(args)
@@ -273,6 +276,9 @@ def run(args, out, err):
             'no cell of --scenario %s matches the --variant/--ordering and '
             '--free given' % args.scenario)
     run_lab = _run_random if args.random else _run_explore
+    if args.cluster.engine:
+        from shelvefix.cmd import race_cluster
+        return race_cluster.run_on_cluster(args, out, err, _run_explore)
     if args.target == race.NOVA:
         from shelvefix import nova
         from shelvefix.nova import lab as nova_lab
@@ -298,6 +304,17 @@ def _on(args, lab):
 def _run_explore(args, lab, out, err):
     from shelvefix.race import report
     done = []
+    if getattr(lab, 'concurrent', False):
+        from shelvefix.cmd import race_cluster
+        explore = race_cluster.explorations(
+            args, lab, err, [(scenario, cell) for scenario in _scenarios(args)
+                             for cell in _cells(args, scenario)])
+    else:
+        def explore(scenario, cell, progress):
+            options = dict(without=args.without) if args.without else {}
+            return lab.explore(scenario, cell, reduce=not args.no_reduce,
+                               progress=progress, workers=args.workers,
+                               **options)
     for scenario in _scenarios(args):
         if not _cells(args, scenario):
             continue
@@ -311,11 +328,7 @@ def _run_explore(args, lab, out, err):
         for cell in _cells(args, scenario):
             progress = common.Progress(
                 err, common.cell_label(scenario, cell), force=args.progress)
-            options = dict(without=args.without) if args.without else {}
-            results.append(lab.explore(scenario, cell,
-                                       reduce=not args.no_reduce,
-                                       progress=progress,
-                                       workers=args.workers, **options))
+            results.append(explore(scenario, cell, progress))
             progress.finish()
         done.append((scenario, results))
         if not args.json:
@@ -339,7 +352,8 @@ def _run_explore(args, lab, out, err):
                 for scenario, results in done]
         _write_json(out, data, lab, backend=args.backend,
                     reduced=not args.no_reduce, corrected_is_clean=clean,
-                    workers=args.workers, without=args.without or [])
+                    workers=args.workers, without=args.without or [],
+                    cluster=args.cluster.text)
         if why:
             err.write('shelvefix race: no verdict: %s\n' % why)
     elif args.diagram:

@@ -91,6 +91,24 @@ def cell(row):
     return scenarios.Cell(race.CORRECTED, None, row.fault)
 
 
+def groups_of(rows):
+    """The scenario, fault and actors left out of each row, once each."""
+    groups = []
+    for row in rows:
+        if row.modelled and row.group not in groups:
+            groups.append(row.group)
+    return groups
+
+
+def group_request(group):
+    """A group's whole exploration, as a cluster's ``Request``."""
+    from shelvefix.cluster import lab as cluster_lab
+    scenario, fault, without = group
+    return cluster_lab.Request(scenarios.get_scenario(scenario),
+                               scenarios.Cell(race.CORRECTED, None, fault),
+                               without=without)
+
+
 def explore_groups(path, backend, rows, progress=None, workers=1):
     """Explore each scenario and fault the rows use, once, on one nova.
 
@@ -99,10 +117,7 @@ def explore_groups(path, backend, rows, progress=None, workers=1):
     :returns: ``(description, {group: CellResult})``
     :raises shelvefix.nova.NovaUnusable: that nova cannot be driven
     """
-    groups = []
-    for row in rows:
-        if row.modelled and row.group not in groups:
-            groups.append(row.group)
+    groups = groups_of(rows)
     results = {}
     if not groups:
         return None, results
@@ -146,14 +161,22 @@ def run_patched(row, root, version, backend, scratch, progress=None,
     return RowResult(row, status, result, time.monotonic() - started)
 
 
-def self_test(rows, path=None, backend='double', progress=None, workers=1):
+def self_test(rows, path=None, backend='double', progress=None, workers=1,
+              lab=None):
     """The corpus's proof on the nova named (see the module's text).
 
+    :param lab: None, or a :class:`~shelvefix.cluster.lab.ClusterLab` to
+        explore on: every patched row and every whole exploration a task,
+        all at once
     :returns: ``(description, [RowResult])`` in the rows' order
     :raises shelvefix.nova.NovaUnusable: that nova cannot be driven
     """
     with tempfile.TemporaryDirectory(prefix='shelvefix-corpus-') as scratch:
         root, version = trees.source(path, scratch)
+        if lab is not None:
+            description, done, explored = _on_cluster(
+                lab, rows, root, version, scratch, progress)
+            return description, _judged(done, explored)
         done = []
         for row in rows:
             if not row.modelled:
@@ -168,6 +191,66 @@ def self_test(rows, path=None, backend='double', progress=None, workers=1):
         description, explored = explore_groups(
             path, backend, [r.row for r in done if r.patched is not None],
             progress, workers)
+    return description, _judged(done, explored)
+
+
+def _on_cluster(lab, rows, root, version, scratch, progress):
+    """The self-test's explorations as tasks of a Dask cluster at once.
+
+    A row's patch is tried here first: a worker makes its own patched
+    copy of the tree only for a patch that applies.
+    """
+    from shelvefix.cluster import lab as cluster_lab
+    done, requests = [], []
+    for row in rows:
+        if not row.modelled:
+            done.append(_apart(row))
+            continue
+        try:
+            trees.patched(root, version, row.patch_path,
+                          os.path.join(scratch, 'nova-%s' % row.bug))
+        except trees.PatchError as e:
+            done.append(RowResult(row, PATCH_FAILS, detail=str(e)))
+            continue
+        done.append(RowResult(row, None))
+        requests.append(cluster_lab.Request(
+            scenarios.get_scenario(row.scenario), cell(row), row.bug,
+            row.symptoms, row.without))
+    groups = groups_of([r.row for r in done if r.status is None])
+    results = cluster_on(lab, requests + [group_request(group)
+                                          for group in groups], progress)
+    # A patched row's time is its task's: the runner's start with it.
+    patched = iter(zip(results, lab.engine.durations))
+    for position, result in enumerate(done):
+        if result.status is None:
+            found, seconds = next(patched)
+            done[position] = result._replace(
+                status=REPRODUCED if shown(found, result.row.symptoms)
+                else NOT_REPRODUCED, patched=found,
+                patched_elapsed=seconds)
+    return (lab.description, done,
+            dict(zip(groups, results[len(requests):])))
+
+
+def cluster_on(lab, requests, progress):
+    """Explore ``requests`` on ``lab`` at once, with one progress line."""
+    meter = progress('%d explorations on the cluster' % len(requests)) \
+        if progress else None
+
+    def tasks_done(done, total, in_flight):
+        if meter:
+            meter.label = ('%d explorations on the cluster, %d in flight'
+                           % (total, in_flight))
+            meter(done)
+    try:
+        return lab.explore_many(requests, progress=tasks_done)
+    finally:
+        if meter:
+            meter.finish()
+
+
+def _judged(done, explored):
+    """Each patched row against the whole exploration of its group."""
     results = []
     for result in done:
         if result.patched is None:
@@ -178,17 +261,25 @@ def self_test(rows, path=None, backend='double', progress=None, workers=1):
         if status == REPRODUCED and shown(whole, result.row.symptoms):
             status = FINDING
         results.append(result._replace(status=status, explored=whole))
-    return description, results
+    return results
 
 
-def check_tree(rows, path=None, backend='double', progress=None, workers=1):
+def check_tree(rows, path=None, backend='double', progress=None, workers=1,
+               lab=None):
     """Which rows' symptoms the nova named shows (see the module's text).
 
+    :param lab: as for :func:`self_test`
     :returns: ``(description, [RowResult])`` in the rows' order
     :raises shelvefix.nova.NovaUnusable: that nova cannot be driven
     """
-    description, explored = explore_groups(path, backend, rows, progress,
-                                           workers)
+    if lab is not None:
+        groups = groups_of(rows)
+        explored = dict(zip(groups, cluster_on(
+            lab, [group_request(group) for group in groups], progress)))
+        description = lab.description
+    else:
+        description, explored = explore_groups(path, backend, rows,
+                                               progress, workers)
     results = []
     with tempfile.TemporaryDirectory(prefix='shelvefix-corpus-') as scratch:
         root, _version = trees.source(path, scratch)

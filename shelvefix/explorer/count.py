@@ -85,3 +85,26 @@ def count_interleavings(run):
                               + state[actor + 1:]] += count
         layer = following
     return sum(layer.values())
+
+
+def critical_path(exploration):
+    """The longest chain of runs that must wait for each other, in seconds.
+
+    A run can start once the runs whose races put its choices in wakeup
+    trees have ended (:attr:`Exploration.waits
+    <shelvefix.explorer.search.Exploration.waits>`): with as many workers
+    as there are runs ready, an exploration takes at least this long, and
+    the total of :attr:`~shelvefix.explorer.search.Exploration.costs`
+    divided by it bounds the speed-up any number of workers gives.
+
+    :returns: ``(seconds, runs)``: the chain's time and its length
+    """
+    finish, length = [], []
+    for cost, waits in zip(exploration.costs, exploration.waits):
+        before = max(waits, key=lambda run: finish[run], default=None)
+        finish.append(cost + (finish[before] if before is not None else 0.0))
+        length.append(1 + (length[before] if before is not None else 0))
+    if not finish:
+        return 0.0, 0
+    last = max(range(len(finish)), key=finish.__getitem__)
+    return finish[last], length[last]

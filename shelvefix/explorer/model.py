@@ -217,11 +217,13 @@ class ChoicePoint(object):
     ``forced`` is True if every enabled actor was asleep and one had to be
     released anyway (see :attr:`Exploration.repeated
     <shelvefix.explorer.search.Exploration.repeated>`). Without it, ``done``
-    alone drives the search.
+    alone drives the search. ``origin`` is the index of the run whose race
+    put ``chosen`` in a wakeup tree here (None for a free choice): the run
+    this choice waited for.
     """
 
     __slots__ = ('index', 'enabled', 'pending', 'guarded', 'sleep', 'done',
-                 'chosen', 'wakeup', 'handoff', 'forced')
+                 'chosen', 'wakeup', 'handoff', 'forced', 'origin')
 
     def __init__(self, index, enabled, pending, sleep=frozenset(),
                  done=(), chosen=None, guarded=frozenset()):
@@ -235,6 +237,7 @@ class ChoicePoint(object):
         self.wakeup = []
         self.handoff = []
         self.forced = False
+        self.origin = None
 
     def asleep(self):
         """The actors that must not be released here: inherited or done."""
@@ -256,16 +259,19 @@ class RunResult(object):
     :ivar stuck_models: dict actor -> guard model of those that have one
     :ivar repeated: True if the run had to release an asleep actor (see
         :attr:`~shelvefix.explorer.search.Exploration.repeated`)
+    :ivar seconds: the run's execution time where it was made elsewhere
+        (a worker), else None
     """
 
     def __init__(self, record, points, models, stuck, stuck_models,
-                 repeated):
+                 repeated, seconds=None):
         self.record = record
         self.points = points
         self.models = models
         self.stuck = stuck
         self.stuck_models = stuck_models
         self.repeated = repeated
+        self.seconds = seconds
 
 
 def default_outcome(results):

@@ -1,53 +1,24 @@
-"""Exploring in several processes: workers search subtrees ahead.
+"""Exploring in several processes: forked workers search subtrees ahead.
 
-The search (:mod:`shelvefix.explorer.search`) is sequential: what it runs
-next follows from the analysis of every run before it. But a branch still
-pending in a wakeup tree of the current stack is a subtree the search will
-explore later, and that exploration is already determined. Each forked
-worker of :class:`Workers` takes such a subtree, the one furthest ahead
-(the last pending branch at the shallowest choice point), and searches it
-depth first as the search would, streaming each run. The search, in this
-process, goes on as it would alone: when it reaches a run a worker has
-sent, it takes the result instead of executing the run; when it reaches a
-run of a worker's subtree the worker has not sent yet, it stops that worker
-and goes on by itself; the worker gets the next subtree.
-
-Why a worker's run is the run the search will make
-    Let ``b`` be a branch pending at choice point ``p``. The search reaches
-    ``b`` after everything to its left. A run in ``b``'s subtree depends on
-    the stack down to ``p`` (choices and pending steps, fixed: the program
-    is deterministic), on what is asleep at ``p`` (its sleep set, fixed,
-    and the actors done there, which are exactly the branches of ``p`` to
-    the left of ``b``: insertion only ever appends a branch after the
-    existing ones at a node, :func:`~shelvefix.explorer.wakeup.insert`), on
-    ``b``'s wakeup subtree, and on the races found by the earlier runs of
-    the subtree itself, which the worker inserts as the search would.
-    Races that reverse at or above ``p`` only change wakeup trees outside
-    the subtree, which its runs never read. The search's own runs may
-    still append branches inside ``b``'s subtree before it gets there;
-    appended last, they change no earlier run, and the worker simply does
-    not make them: the search runs them itself.
-
-    The search does not trust this argument blindly: it rebuilds each run
-    it takes from what the worker observed (enabled actors and pending
-    steps at each choice point) with its own functions on its own stack,
-    and checks every choice; a difference stops the exploration with
-    :class:`~shelvefix.explorer.model.ExplorationError`.
-
-    So an exploration with workers makes the same runs, analyses them in
-    the same order and returns the same
-    :class:`~shelvefix.explorer.search.Exploration` as one without; only
-    the wall time differs. Runs a worker made that the search never takes
-    (a subtree stopped mid-run, ``max_runs``) are discarded.
+Each forked worker of :class:`Workers` takes a subtree the search will
+reach (:func:`~shelvefix.explorer.subtrees.pending_subtrees`: the last
+pending branch at the shallowest choice point) and searches it depth
+first as the search would (:func:`~shelvefix.explorer.subtrees.
+subtree_runs`), streaming each run. The search, in this process, goes on
+as it would alone: when it reaches a run a worker has sent, it takes the
+result (:func:`~shelvefix.explorer.subtrees.adopt` checks it) instead of
+executing the run; when it reaches a run of a worker's subtree the worker
+has not sent yet, it stops that worker and goes on by itself; the worker
+gets the next subtree. :mod:`shelvefix.explorer.subtrees` says why the
+result is the same as without workers.
 
 Processes
     Workers are forked: the program need not pickle, and each worker has
     its own copy of the program's state (e.g. a placement double). A
     program whose state cannot be copied by ``fork`` (open database
-    connections, sockets, threads) must not be explored with workers.
-    Results travel pickled; an actor's result that does not pickle arrives
-    as its ``repr``, and an exception is rebuilt without calling its
-    constructor.
+    connections, sockets, threads) must not be explored with workers; a
+    Dask cluster (:mod:`shelvefix.cluster`) builds the program on each
+    worker instead.
 """
 
 import gc
@@ -57,11 +28,9 @@ import os
 import pickle
 import signal
 
-from shelvefix.explorer import choices
-from shelvefix.explorer import controller as controller_mod
 from shelvefix.explorer import model
 from shelvefix.explorer import pickling
-from shelvefix.explorer import search
+from shelvefix.explorer import subtrees
 from shelvefix.explorer import threads
 
 #: Seconds a terminated worker is given to end before it is killed.
@@ -76,29 +45,14 @@ def available_cpus():
         return os.cpu_count() or 1
 
 
-class _Observed(object):
-    """What a worker saw of one run (pickled back to the search)."""
-
-    def __init__(self, controller, record):
-        self.record = record
-        self.points = [(point.enabled, point.pending, point.guarded,
-                        point.chosen)
-                       for point in controller.choice_points]
-        self.models = controller.models
-        self.stuck = controller.stuck
-        self.stuck_models = controller.stuck_models
-
-
 def _serve(conn, program, reduce, step_timeout):
-    """A worker's main loop: explore each subtree sent, streaming its runs.
+    """A forked worker's main loop: search each subtree sent, streaming.
 
-    A job is a choice-point stack whose last choice is a subtree's first
-    branch; the worker searches the subtree depth first, as the search
-    would (its own races inserted where they belong, those above the
-    subtree ignored), and sends each run with the schedule prefix it
-    replayed. Jobs queue up; a stop request names a subtree to end or drop.
-    ``b'd'`` and the subtree's prefix tell the search the subtree is over.
-    The search ends a worker by terminating it.
+    A job is a pickled stack (:func:`job`); the worker sends each run of
+    the subtree (:func:`subtree_runs`) as it is made. Jobs queue up; a stop
+    request names a subtree to end or drop. ``b'd'`` and the subtree's
+    prefix tell the search the subtree is over. The search ends a worker by
+    terminating it.
     """
     # A terminal's Ctrl-C reaches the whole foreground process group: the
     # search, which stops its workers itself, handles it. SIGTERM (how the
@@ -107,7 +61,6 @@ def _serve(conn, program, reduce, step_timeout):
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     pool = threads.ActorThreads()
-    scratch = search.Exploration(reduce)
     queued, stopped = [], set()
 
     def read(block):
@@ -129,60 +82,25 @@ def _serve(conn, program, reduce, step_timeout):
             if not queued:
                 continue
             points = queued.pop(0)
-            floor = len(points)
             root = tuple(point.chosen for point in points)
-            while points is not None:
+            runs = subtrees.subtree_runs(program, points, reduce,
+                                         step_timeout, pool)
+            while True:
                 if not read(block=False):
                     return
                 if root in stopped:
                     break
-                key = tuple(point.chosen for point in points)
-                try:
-                    controller = controller_mod.Controller(
-                        schedule=key, reduce=reduce,
-                        step_timeout=step_timeout, _points=points,
-                        _threads=pool)
-                    record = controller.run(program(controller))
-                except BaseException as exc:
-                    conn.send_bytes(b'e' + pickle.dumps(
-                        (key, model.ExplorationError(
-                            'in worker %d: %s: %s' % (
-                                os.getpid(), type(exc).__name__, exc)))))
+                key, observed, rest = next(runs)
+                if isinstance(observed, model.ExplorationError):
+                    conn.send_bytes(b'e' + pickle.dumps((key, observed)))
                     break
-                conn.send_bytes(b'r' + pickling.portable(
-                    key, _Observed(controller, record)))
-                if reduce:
-                    search.add_races(
-                        controller.choice_points,
-                        [entry.step for entry in record.trace],
-                        controller.stuck, start=max(len(key) - 1, 0),
-                        models=controller.models,
-                        stuck_models=controller.stuck_models)
-                points = search.backtrack(controller.choice_points, scratch,
-                                          floor=floor)
+                conn.send_bytes(b'r' + pickling.portable(key, observed))
+                if rest is None:
+                    break
             stopped.discard(root)
             conn.send_bytes(b'd' + pickle.dumps(root))
     finally:
         pool.close()
-
-
-def _job(points):
-    """The stack the search would hand a controller, lightened.
-
-    A controller reads, of the recorded choice points, their enabled and
-    pending actors and choices, and of the last one what is asleep there and
-    the wakeup subtree handed down; the branches still to explore at each
-    point are not needed.
-    """
-    light = []
-    for point in points:
-        twin = model.ChoicePoint(point.index, point.enabled, point.pending,
-                                 sleep=point.sleep, done=point.done,
-                                 chosen=point.chosen, guarded=point.guarded)
-        light.append(twin)
-    if points:
-        light[-1].handoff = points[-1].handoff
-    return pickle.dumps(light, protocol=pickle.HIGHEST_PROTOCOL)
 
 
 class Workers(object):
@@ -217,6 +135,7 @@ class Workers(object):
         self._results = {}     # schedule prefix -> reply not yet taken
         self._given = set()    # every subtree handed out
         self.ahead = 0         # runs taken from the workers
+        self.tasks = 0         # subtrees handed out
         for _ in range(count - 1):
             ours, theirs = context.Pipe()
             proc = context.Process(target=_serve, daemon=True, args=(
@@ -246,7 +165,7 @@ class Workers(object):
             if isinstance(reply, model.ExplorationError):
                 raise reply
             self.ahead += 1
-            return self._adopt(points, reply, index)
+            return subtrees.adopt(points, reply, index, self.reduce)
         for conn, roots in self._roots.items():
             for root in roots:
                 if key[:len(root)] == root and root not in self._stopping:
@@ -269,37 +188,18 @@ class Workers(object):
             return
         claimed = [root for roots in self._roots.values() for root in roots
                    if root not in self._stopping]
-        for depth in range(len(points)):
-            point = points[depth]
-            if not self.reduce:
-                break
-            done = list(point.done) + [point.chosen]
-            asleep = point.sleep.union(done)
-            chosen = []
-            for branch in point.wakeup:
-                if (branch.actor in point.enabled
-                        and branch.actor not in asleep):
-                    chosen.append((branch, list(done)))
-                    done.append(branch.actor)
-                    asleep = asleep.union((branch.actor,))
-            prefix = tuple(p.chosen for p in points[:depth])
-            for branch, done_before in reversed(chosen):
-                if not idle:
-                    return
-                key = prefix + (branch.actor,)
-                if key in self._given or any(
-                        key[:len(root)] == root for root in claimed):
-                    continue
-                twin = model.ChoicePoint(
-                    point.index, point.enabled, point.pending,
-                    sleep=point.sleep, done=done_before,
-                    chosen=branch.actor, guarded=point.guarded)
-                twin.handoff = branch.children
-                conn = idle.pop()
-                conn.send_bytes(_job(points[:depth] + [twin]))
-                self._roots[conn].append(key)
-                self._given.add(key)
-                claimed.append(key)
+        for key, stack in subtrees.pending_subtrees(points, self.reduce):
+            if not idle:
+                return
+            if key in self._given or any(
+                    key[:len(root)] == root for root in claimed):
+                continue
+            conn = idle.pop()
+            conn.send_bytes(subtrees.job(stack))
+            self._roots[conn].append(key)
+            self._given.add(key)
+            self.tasks += 1
+            claimed.append(key)
 
     def _collect(self, timeout):
         """Take what the workers sent."""
@@ -322,24 +222,10 @@ class Workers(object):
                 key, value = pickle.loads(message[1:])
                 self._results[key] = value
 
-    def _adopt(self, points, observed, index):
-        """Rebuild a worker's run on the search's own stack."""
-        rebuilt = choices.Choices(
-            tuple(point.chosen for point in points), self.reduce, points)
-        for position, (enabled, pending, guarded, chosen) in enumerate(
-                observed.points):
-            point = rebuilt.add_point(enabled, pending, guarded)
-            if point.chosen != chosen:
-                raise model.ExplorationError(
-                    'parallel search diverged at choice point %d of '
-                    'schedule %s: the search chose %r, the worker %r'
-                    % (position, [p[3] for p in observed.points],
-                       point.chosen, chosen))
-        record = observed.record._replace(index=index)
-        return model.RunResult(
-            record, rebuilt.points, observed.models, observed.stuck,
-            observed.stuck_models,
-            any(point.forced for point in rebuilt.points[len(points):]))
+    @property
+    def discarded(self):
+        """Runs received from the workers that the search never took."""
+        return len(self._results)
 
     def close(self):
         """Stop the workers.

@@ -22,7 +22,7 @@ WORKERS_AFTER = 0.05
 
 
 def explore(program, reduce=True, max_runs=None, progress=None,
-            step_timeout=10.0, workers=1, stop=None):
+            step_timeout=10.0, workers=1, stop=None, ahead=None):
     """Run a program under every schedule, depth first.
 
     See :mod:`shelvefix.explorer.search` for the search and for why, with
@@ -48,6 +48,12 @@ def explore(program, reduce=True, max_runs=None, progress=None,
     :param stop: None or ``stop(record)``: once it is true of a recorded
         run, the search ends there (its first counterexample, say); the
         runs before it are those of the whole search, in the same order
+    :param ahead: None, or ``ahead(reduce, step_timeout)`` making what
+        runs schedules ahead of the search instead of forked workers (an
+        object like :class:`~shelvefix.explorer.parallel.Workers`: e.g.
+        :class:`shelvefix.cluster.ahead.ClusterAhead`, whose workers build
+        the program themselves); started after :data:`WORKERS_AFTER`
+        seconds as the forked ones are
     :returns: an :class:`~shelvefix.explorer.search.Exploration`
     :raises ExplorationError: for a nondeterministic program, an actor that
         neither reaches a step nor finishes in time, a guard that raises or
@@ -71,24 +77,31 @@ def explore(program, reduce=True, max_runs=None, progress=None,
     try:
         while True:
             index = len(exploration.runs)
-            if (helpers is None and workers > 1 and
+            if (helpers is None and (workers > 1 or ahead is not None) and
                     time.monotonic() - started >= WORKERS_AFTER):
                 # Between runs: the actor threads are all parked.
-                helpers = parallel.Workers(program, workers, reduce,
-                                           step_timeout)
+                helpers = (ahead(reduce, step_timeout) if ahead is not None
+                           else parallel.Workers(program, workers, reduce,
+                                                 step_timeout))
+            begun = time.monotonic()
             if helpers is not None:
                 result = helpers.run(points, index, here)
             else:
                 result = here(points, index)
             exploration.runs.append(result.record)
             exploration.repeated += result.repeated
+            exploration.costs.append(
+                time.monotonic() - begun if result.seconds is None
+                else result.seconds)
+            exploration.waits.append(_waits(result.points, len(points)))
             if reduce:
                 search.add_races(result.points,
                                  [entry.step for entry in result.record.trace],
                                  result.stuck,
                                  start=max(len(points) - 1, 0),
                                  models=result.models,
-                                 stuck_models=result.stuck_models)
+                                 stuck_models=result.stuck_models,
+                                 origin=index)
             if progress is not None:
                 progress(len(exploration.runs))
             points = search.backtrack(result.points, exploration)
@@ -104,9 +117,22 @@ def explore(program, reduce=True, max_runs=None, progress=None,
         pool.close()
         if helpers is not None:
             exploration.ahead = helpers.ahead
+            exploration.tasks = helpers.tasks
+            exploration.discarded = helpers.discarded
             helpers.close()
         exploration.elapsed = time.monotonic() - started
     return exploration
+
+
+def _waits(points, replayed):
+    """The runs a run waited for: the origins of its wakeup choices.
+
+    The choice points before the last one replayed are the previous run's,
+    whose own waits are counted there.
+    """
+    return tuple(sorted(set(
+        point.origin for point in points[max(replayed - 1, 0):]
+        if point.origin is not None)))
 
 
 def run_here(program, points, reduce, step_timeout, pool, index):

@@ -165,8 +165,7 @@ class Exploration(object):
     :ivar pruned: actor choices never made: summed over the choice points
         finished, the enabled actors not explored there (0 without
         reduction)
-    :ivar blocked: executions abandoned; always 0 (kept for compatibility:
-        the reduction never abandons a run)
+    :ivar blocked: always 0 (no run is abandoned; kept for compatibility)
     :ivar repeated: runs equivalent to an earlier run, made because a
         guessed guard was false (see the module docstring; 0 when every
         guard that could need a guess has a guard model)
@@ -174,6 +173,11 @@ class Exploration(object):
     :ivar workers: how many processes executed the runs
     :ivar ahead: how many of the runs worker processes made ahead of the
         search (:mod:`~shelvefix.explorer.parallel`)
+    :ivar tasks: how many subtrees were handed to workers
+    :ivar discarded: runs workers made that the search never took
+    :ivar costs: each run's execution time, in seconds
+    :ivar waits: per run, the indexes of the runs whose races put its
+        choices in wakeup trees (:func:`~.count.critical_path`)
     """
 
     def __init__(self, reduce):
@@ -187,6 +191,8 @@ class Exploration(object):
         self.reduce = reduce
         self.workers = 1
         self.ahead = 0
+        self.costs, self.waits = [], []
+        self.tasks = self.discarded = 0
 
     def outcome_counts(self):
         """Count runs per outcome.
@@ -200,12 +206,7 @@ class Exploration(object):
         return counts
 
     def first(self, outcome):
-        """Find the first run with an outcome.
-
-        :param outcome: the outcome to look for
-        :returns: the first :class:`~shelvefix.explorer.model.RunRecord`
-            with it, or None
-        """
+        """The first :class:`~.model.RunRecord` of ``outcome``, or None."""
         for run in self.runs:
             if run.outcome == outcome:
                 return run
@@ -217,14 +218,14 @@ class Exploration(object):
         return len(self.runs) / self.elapsed if self.elapsed else 0.0
 
     def __repr__(self):
-        return ('<Exploration runs=%d complete=%s pruned=%d blocked=%d '
-                'repeated=%d elapsed=%.3fs outcomes=%r>'
-                % (len(self.runs), self.complete, self.pruned, self.blocked,
-                   self.repeated, self.elapsed, self.outcome_counts()))
+        return ('<Exploration runs=%d complete=%s pruned=%d repeated=%d '
+                'elapsed=%.3fs outcomes=%r>' % (
+                    len(self.runs), self.complete, self.pruned,
+                    self.repeated, self.elapsed, self.outcome_counts()))
 
 
 def add_races(points, steps, stuck, start=0, models=None,
-              stuck_models=None):
+              stuck_models=None, origin=None):
     """Insert the reversals of a run's races into its wakeup trees.
 
     :param points: the run's choice points (one before each step)
@@ -235,19 +236,21 @@ def add_races(points, steps, stuck, start=0, models=None,
     :param models: None, or the guard model (or None) of each step
     :param stuck_models: None, or dict actor name -> guard model of the
         stuck steps that have one
+    :param origin: the run's index, kept on the branches it adds
     :returns: the number of wakeup sequences inserted
     """
     analysis = dpor.RunAnalysis(points, steps, stuck, models, stuck_models)
-    return insert_races(points, analysis.reversals(start))
+    return insert_races(points, analysis.reversals(start), origin)
 
 
-def insert_races(points, reversals):
+def insert_races(points, reversals, origin=None):
     """Insert wakeup sequences into a run's wakeup trees.
 
     :param points: the run's choice points
     :param reversals: ``(index, sequence, guess)`` triples, as
         :meth:`~shelvefix.explorer.dpor.RunAnalysis.reversals` returns
         them for that run
+    :param origin: the run's index, kept on the branches added
     :returns: the number of wakeup sequences inserted
     """
     # Below a choice point where every enabled actor was asleep, every run
@@ -258,7 +261,8 @@ def insert_races(points, reversals):
     for index, sequence, guess in reversals:
         point = points[index]
         if index < limit and wakeup.asleep_initial(point, sequence) is None:
-            inserted += wakeup.insert(point.wakeup, sequence, guess)
+            inserted += wakeup.insert(point.wakeup, sequence, guess,
+                                      origin)
     return inserted
 
 
@@ -288,6 +292,7 @@ def backtrack(points, exploration, floor=0):
             if branch is not None:
                 point.chosen = branch.actor
                 point.handoff = branch.children
+                point.origin = branch.origin
                 return points
         else:
             for name in point.enabled:
@@ -331,6 +336,7 @@ def new_point(parent, index, enabled, pending, guarded=frozenset(),
     if branch is not None:
         point.chosen = branch.actor
         point.handoff = branch.children
+        point.origin = branch.origin
         return point
     awake = [name for name in enabled if name not in point.sleep]
     point.chosen = awake[0] if awake else enabled[0]

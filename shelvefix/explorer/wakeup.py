@@ -38,16 +38,19 @@ class Branch(object):
 
     ``guess`` is True if the step's guard has not been seen true in the
     state this branch reaches; ``children`` is the list of branches below,
-    in exploration order (empty for a leaf).
+    in exploration order (empty for a leaf); ``origin`` the index of the
+    run whose race inserted it, if known.
     """
 
-    __slots__ = ('actor', 'step', 'guess', 'children')
+    __slots__ = ('actor', 'step', 'guess', 'children', 'origin')
 
-    def __init__(self, actor, step, guess=False, children=None):
+    def __init__(self, actor, step, guess=False, children=None,
+                 origin=None):
         self.actor = actor
         self.step = step
         self.guess = guess
         self.children = children if children is not None else []
+        self.origin = origin
 
     def sequences(self):
         """Every root-to-leaf path through this branch, as actor tuples."""
@@ -97,12 +100,14 @@ def asleep_initial(point, sequence):
     return None
 
 
-def insert(branches, sequence, guess=False):
+def insert(branches, sequence, guess=False, origin=None):
     """Insert a wakeup sequence into a wakeup tree.
 
     :param branches: the tree, as the list of its root's branches; updated
     :param sequence: non-empty list of ``(actor, step)`` events
     :param guess: whether the sequence's last event is a guess
+    :param origin: the index of the run that found the race, kept on the
+        branches added
     :returns: True if the tree grew, False if it already covered the
         sequence
     """
@@ -119,19 +124,19 @@ def insert(branches, sequence, guess=False):
             if after is not None:
                 break
         else:
-            level.append(_chain(rest, guess and rest[-1] is last))
+            level.append(_chain(rest, guess and rest[-1] is last, origin))
             return True
         if not after:
             return False
         level, rest, at_root = branch.children, after, False
 
 
-def _chain(sequence, guess):
+def _chain(sequence, guess, origin=None):
     """The branch spelling a sequence; its last event a guess or not."""
     actor, step = sequence[-1]
-    branch = Branch(actor, step, guess)
+    branch = Branch(actor, step, guess, origin=origin)
     for actor, step in reversed(sequence[:-1]):
-        branch = Branch(actor, step, children=[branch])
+        branch = Branch(actor, step, children=[branch], origin=origin)
     return branch
 
 

@@ -20,6 +20,7 @@ from shelvefix import nova as nova_target
 # Requests, from the command.
 EXPLORE = 'explore'
 RANDOM = 'random'
+SUBTREE = 'subtree'
 QUIT = 'quit'
 # Answers, from the runner.
 LOADED = 'loaded'
@@ -173,18 +174,32 @@ class NovaLab(object):
         return value
 
     def explore(self, scenario, cell, reduce=True, progress=None,
-                workers=1, stop_at=(), without=()):
+                workers=1, stop_at=(), without=(), cluster=None):
         """Explore one cell on nova; its ``CellResult``.
 
         :param stop_at: end the search at the first run showing one of
             these symptoms (:func:`shelvefix.race.scenarios.shows`)
         :param without: actors of the scenario left out
             (:class:`shelvefix.nova.target.CellProgram`)
+        :param cluster: None, or ``(address, job, width)``: the runner's
+            search hands subtrees to the Dask scheduler at ``address`` as
+            tasks of ``job`` (:mod:`shelvefix.cluster.ahead`)
         """
         options = dict(reduce=reduce, workers=workers, stop_at=tuple(stop_at))
         if without:
             options['without'] = tuple(without)
+        if cluster is not None:
+            options['cluster'] = cluster
         return self._ask((EXPLORE, scenario.name, cell, options), progress)
+
+    def subtree(self, job, payload, reduce, step_timeout, budget):
+        """Search a subtree of ``job``'s exploration (a Dask task's).
+
+        As :func:`shelvefix.cluster.tasks.search_subtree`, in the runner.
+        """
+        return self._ask((SUBTREE, job.scenario, job.cell, dict(
+            without=tuple(job.without), payload=payload, reduce=reduce,
+            step_timeout=step_timeout, budget=budget)), None)
 
     def random(self, scenario, cell, runs, seed, progress=None):
         """``runs`` random runs of one cell on nova; a ``RandomResult``."""

@@ -54,7 +54,30 @@ def reset_executors():
             reset()
 
 
+def _ahead(cluster, clients):
+    """The search's subtree tasks on the Dask scheduler named, if any."""
+    if cluster is None:
+        return None
+    from shelvefix.cluster import ahead
+    from shelvefix.cluster import engine
+    address, job, width = cluster
+    if address not in clients:
+        clients[address] = engine.connect(address)
+    return ahead.ClusterAhead.factory(clients[address], job, width)
+
+
 def _serve(channel, backend):
+    """Answer the command's requests until it says QUIT or goes."""
+    kept, clients = {}, {}
+    try:
+        _answer(channel, backend, kept, clients)
+    finally:
+        for client in clients.values():
+            client.close()
+
+
+def _answer(channel, backend, kept, clients):
+    from shelvefix.cluster import tasks
     from shelvefix.nova import target
     from shelvefix.race import random_runs
     from shelvefix.race import report
@@ -68,17 +91,30 @@ def _serve(channel, backend):
 
         def progress(done):
             channel.send((lab.PROGRESS, done))
+        without = options.get('without', ())
         try:
-            prog = target.program(backend, scenario, cell,
-                                  options.get('without', ()))
+            if kind == lab.SUBTREE:
+                # A subtree task's program serves the exploration's next
+                # tasks too: kept, never closed.
+                if (name, cell, without) not in kept:
+                    kept[name, cell, without] = target.program(
+                        backend, scenario, cell, without)
+                prog = kept[name, cell, without]
+            else:
+                prog = target.program(backend, scenario, cell, without)
         except nova_target.NovaUnusable as e:
             channel.send((lab.UNUSABLE, str(e)))
             continue
-        if kind == lab.EXPLORE:
+        if kind == lab.SUBTREE:
+            result = tasks.search_subtree(
+                prog, options['payload'], options['reduce'],
+                options['step_timeout'], options['budget'])
+        elif kind == lab.EXPLORE:
             exploration = scenarios.explore(
                 prog, reduce=options['reduce'], progress=progress,
                 workers=options['workers'],
-                stop_at=options.get('stop_at', ()))
+                stop_at=options.get('stop_at', ()),
+                ahead=_ahead(options.get('cluster'), clients))
             result = report.summarise(cell, exploration)
         else:
             result = random_runs.run_random(prog, cell, options['runs'],

@@ -1,16 +1,31 @@
 """Rendering explorations: the outcome table, timelines, Mermaid, JSON."""
 
 import collections
+import hashlib
 import textwrap
 
+from shelvefix.explorer import count
 from shelvefix import race
 from shelvefix.race import outcomes
 
 COLUMN = 52
 
+#: One cell's exploration, condensed; ``digest``: :func:`digest`; ``work``
+#: and ``critical``: the runs' total time and critical path, in seconds;
+#: ``ahead``, ``tasks``, ``discarded``: as the Exploration's.
 CellResult = collections.namedtuple(
     'CellResult', ['cell', 'runs', 'counts', 'first', 'elapsed', 'pruned',
-                   'complete', 'repeated'], defaults=(0,))
+                   'complete', 'repeated', 'digest', 'work', 'critical',
+                   'ahead', 'tasks', 'discarded'],
+    defaults=(0, None, 0.0, 0.0, 0, 0, 0))
+
+
+def digest(exploration):
+    """A hash of every run's schedule and outcome, in order."""
+    hashed = hashlib.sha256()
+    for run in exploration.runs:
+        hashed.update(repr((run.schedule, run.outcome)).encode('utf-8'))
+    return hashed.hexdigest()
 
 
 def free_text(cell):
@@ -46,10 +61,14 @@ def summarise(cell, exploration):
             counts[label] += 1
             if outcomes.is_bad(label) and label not in first:
                 first[label] = run
+    critical, _chain = count.critical_path(exploration)
     return CellResult(cell, len(exploration.runs), dict(counts), first,
                       exploration.elapsed, exploration.pruned,
                       getattr(exploration, 'complete', True),
-                      getattr(exploration, 'repeated', 0))
+                      getattr(exploration, 'repeated', 0),
+                      digest(exploration), sum(exploration.costs), critical,
+                      exploration.ahead, exploration.tasks,
+                      exploration.discarded)
 
 
 def reduction_text(results):

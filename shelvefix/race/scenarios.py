@@ -359,13 +359,16 @@ def shows(outcome, symptoms):
                for label in outcome for symptom in symptoms)
 
 
-def explore(prog, reduce=True, progress=None, workers=1, stop_at=()):
+def explore(prog, reduce=True, progress=None, workers=1, stop_at=(),
+            ahead=None):
     """Explore every interleaving of a cell's program ``prog``.
 
     ``workers`` above 1 runs the explorer's executions in that many forked
     processes (the double only: see :mod:`shelvefix.explorer.parallel`).
     With ``stop_at`` (symptoms, see :func:`shows`) the search ends at the
-    first run showing one of them. The program is closed on the way out.
+    first run showing one of them. ``ahead`` is as for
+    :func:`shelvefix.explorer.explore` (a Dask cluster's subtree tasks).
+    The program is closed on the way out.
 
     :returns: a :class:`~shelvefix.explorer.controller.Exploration` whose
         run outcomes are label tuples (see :mod:`shelvefix.race.outcomes`)
@@ -374,7 +377,7 @@ def explore(prog, reduce=True, progress=None, workers=1, stop_at=()):
         return explorer.explore(
             prog, reduce=reduce, progress=progress, workers=workers,
             stop=(lambda record: shows(record.outcome, stop_at))
-            if stop_at else None)
+            if stop_at else None, ahead=ahead)
 
 
 @contextlib.contextmanager

@@ -10,6 +10,7 @@ import math
 import testtools
 
 from shelvefix import explorer
+from shelvefix.explorer import count
 from shelvefix.tests.unit.explorer import programs
 from shelvefix.tests.unit.explorer import test_optimality
 
@@ -76,3 +77,39 @@ class CountTestCase(test_optimality.OptimalityMixin, testtools.TestCase):
         self.assertEqual(1, reduced.repeated)
         self.assertEqual(len(full.runs) * 2, sum(
             explorer.count_interleavings(run) for run in reduced.runs))
+
+
+class CriticalPathTestCase(testtools.TestCase):
+
+    def exploration(self, costs, waits):
+        exploration = explorer.Exploration(True)
+        exploration.costs, exploration.waits = costs, waits
+        return exploration
+
+    def test_the_longest_chain_of_waits(self):
+        # 0 -> 1 -> 3 is 1 + 2 + 1; 0 -> 2 is 1 + 5.
+        path = count.critical_path(self.exploration(
+            [1.0, 2.0, 5.0, 1.0], [(), (0,), (0,), (1,)]))
+        self.assertEqual((6.0, 2), path)
+        path = count.critical_path(self.exploration(
+            [1.0, 2.0, 0.5, 4.0], [(), (0,), (0,), (1, 2)]))
+        self.assertEqual((7.0, 3), path)
+
+    def test_nothing_explored(self):
+        self.assertEqual((0.0, 0), count.critical_path(
+            self.exploration([], [])))
+
+    def test_every_run_waits_for_an_earlier_one(self):
+        for seed in range(10):
+            exploration = explorer.explore(programs.plan_program(
+                programs.random_plan(seed)))
+            self.assertEqual(len(exploration.runs), len(exploration.costs))
+            self.assertEqual((), exploration.waits[0])
+            for index, waits in enumerate(exploration.waits[1:], 1):
+                # The reduced search only runs what a race put in a
+                # wakeup tree: each run after the first waited for one.
+                self.assertTrue(waits, (seed, index))
+                self.assertTrue(all(w < index for w in waits))
+            seconds, chain = count.critical_path(exploration)
+            self.assertLessEqual(seconds, sum(exploration.costs) + 1e-9)
+            self.assertLessEqual(chain, len(exploration.runs))
