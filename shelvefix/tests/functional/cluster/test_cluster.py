@@ -12,6 +12,8 @@ in order). The corpus's rows on a cluster need nova: they are in
 import io
 import json
 import logging
+import os
+import signal
 import threading
 import time
 from unittest import mock
@@ -42,6 +44,11 @@ def here(scenario, cells, backend=backends.DOUBLE):
     with backends.make_backend(backend) as placement:
         lab = targets.LibraryLab(placement)
         return [lab.explore(scenario, cell) for cell in cells]
+
+
+def kill_own_worker():
+    """A task that kills the worker process running it, every time."""
+    os.kill(os.getpid(), signal.SIGKILL)
 
 
 def summary(exploration):
@@ -161,3 +168,19 @@ class ClusterTestCase(testtools.TestCase):
                     return worker
             time.sleep(0.02)
         self.fail('no worker took the exploration')
+
+
+class LostTaskTestCase(testtools.TestCase):
+    """A task that loses every worker it runs on: one line, no hang."""
+
+    def test_engine_error_names_the_task(self):
+        self.useFixture(fixtures.LogHandler(logging.NullHandler(),
+                                            nuke_handlers=True))
+        # A nanny starts a new worker after each death; the scheduler
+        # gives up on the task after its allowed failures.
+        with engine.Engine(cluster.parse('local:1')) as cluster_engine:
+            e = self.assertRaises(
+                engine.EngineError, cluster_engine.run,
+                [('suicide', kill_own_worker, ())])
+        self.assertIn('--cluster local:1: task suicide lost every worker '
+                      'it ran on', str(e))
