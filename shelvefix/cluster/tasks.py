@@ -37,6 +37,11 @@ _TURN = threading.RLock()
 #: What a worker process has built, by what it was built for.
 _BUILT = {}
 
+#: How many nova runners (one per tree) a worker process keeps.
+RUNNERS = 4
+
+_RUNNERS = collections.OrderedDict()
+
 
 class Job(collections.namedtuple('Job', [
         'target', 'scenario', 'cell', 'backend', 'nova', 'patch', 'without',
@@ -136,16 +141,37 @@ def _nova_path(job):
 
 
 def _nova_lab(job):
-    """The worker's runner of the job's nova tree, started once."""
-    def build():
-        from shelvefix.nova import lab
-        runner = lab.NovaLab(_nova_path(job), job.backend)
-        runner.__enter__()
-        # The worker is closing: a runner still searching (a task the
-        # scheduler cancelled) is terminated, not waited for.
-        atexit.register(runner.__exit__, SystemExit, None, None)
-        return runner
-    return _cached(('nova', job.nova, job.patch, job.backend), build)
+    """The worker's runner of the job's nova tree, started once.
+
+    A worker keeps the runners of its :data:`RUNNERS` latest trees (a
+    corpus has a patched tree per row): an older one is stopped.
+    """
+    key = (job.nova, job.patch, job.backend)
+    if key in _RUNNERS:
+        _RUNNERS.move_to_end(key)
+        return _RUNNERS[key]
+    from shelvefix.nova import lab
+    while len(_RUNNERS) >= RUNNERS:
+        _stop(_RUNNERS.popitem(last=False)[1])
+    runner = lab.NovaLab(_nova_path(job), job.backend)
+    runner.__enter__()
+    _RUNNERS[key] = runner
+    return runner
+
+
+def _stop(runner):
+    """Stop a runner: terminated, not waited for.
+
+    One may still be searching: a task the scheduler cancelled.
+    """
+    runner.__exit__(SystemExit, None, None)
+
+
+@atexit.register
+def _stop_all():
+    """The worker is closing: stop every runner."""
+    while _RUNNERS:
+        _stop(_RUNNERS.popitem()[1])
 
 
 def _client():

@@ -1,6 +1,9 @@
 """``--cluster`` values, the engine's figures and the tasks' names."""
 
+import collections
 from unittest import mock
+
+import fixtures
 
 import testtools
 
@@ -79,3 +82,31 @@ class JobTestCase(testtools.TestCase):
         self.assertEqual(5, timed.value)
         self.assertIsNone(timed.worker)
         self.assertLessEqual(timed.started, timed.ended)
+
+
+class RunnersTestCase(testtools.TestCase):
+    """A worker keeps the runners of its latest trees, no more."""
+
+    def test_oldest_runner_stopped(self):
+        from shelvefix.nova import lab
+        self.useFixture(fixtures.MockPatchObject(
+            tasks, '_RUNNERS', collections.OrderedDict()))
+        started = []
+
+        def fake_lab(path, backend):
+            runner = mock.MagicMock(path=path)
+            started.append(runner)
+            return runner
+        self.useFixture(fixtures.MockPatchObject(lab, 'NovaLab', fake_lab))
+        cell = scenarios.Cell('corrected', None, None)
+        jobs = [tasks.Job('nova', 'evacuate', cell, 'double', '/srv/nova%d'
+                          % n) for n in range(tasks.RUNNERS + 1)]
+        for job in jobs:
+            tasks._nova_lab(job)
+        self.assertEqual(tasks.RUNNERS + 1, len(started))
+        # The first was stopped for the last; the others are kept.
+        started[0].__exit__.assert_called_once_with(SystemExit, None, None)
+        for runner in started[1:]:
+            runner.__exit__.assert_not_called()
+        self.assertIs(started[1], tasks._nova_lab(jobs[1]))
+        self.assertEqual(tasks.RUNNERS + 1, len(started))
