@@ -129,18 +129,25 @@ def measure(spec, workload, target, backend):
         critical=max(r.critical for r in results))
 
 
-def print_rows(workload, rows):
+def print_heading(workload):
     print('%s:' % workload)
     print('  %-8s %6s %9s %18s %9s %9s %5s %7s' % (
         'workers', 'runs', 'discarded', 'tasks (expl+subtr)', 'no-op ms',
         'task ms', 'idle', 'wall s'))
-    for row in rows:
-        print('  %-8d %6d %9d %18s %9.1f %9.1f %4.0f%% %7.1f' % (
-            row['workers'], row['runs'], row['discarded'],
-            '%d (%d+%d)' % (row['explorations'] + row['subtrees'],
-                            row['explorations'], row['subtrees']),
-            row['noop_ms'], row['overhead_ms'], 100 * row['idle'],
-            row['wall']))
+
+
+def print_row(row):
+    """One cluster's figures, as soon as they are measured."""
+    print('  %-8d %6d %9d %18s %9.1f %9.1f %4.0f%% %7.1f' % (
+        row['workers'], row['runs'], row['discarded'],
+        '%d (%d+%d)' % (row['explorations'] + row['subtrees'],
+                        row['explorations'], row['subtrees']),
+        row['noop_ms'], row['overhead_ms'], 100 * row['idle'],
+        row['wall']))
+    sys.stdout.flush()
+
+
+def print_bounds(rows):
     first = rows[0]
     print('  total work %.1f s, critical path %.2f s: no cluster explores '
           'it in less, a speed-up of at most %.0fx (%d explorations)' % (
@@ -177,6 +184,7 @@ def main(argv=None):
                   'Python of tox -e corpus)' % workload)
             continue
         rows = []
+        print_heading(workload)
         for spec in specs:
             row = measure(spec, workload, target, args.backend)
             if rows and ([r.digest for r in row['results']] !=
@@ -185,8 +193,8 @@ def main(argv=None):
                                        'on %s' % (workload, spec.text,
                                                   specs[0].text))
             rows.append(row)
-            sys.stdout.flush()
-        print_rows(workload, rows)
+            print_row(row)
+        print_bounds(rows)
         sys.stdout.flush()
     return 0
 

@@ -66,12 +66,23 @@ def _ahead(cluster, clients):
     return ahead.ClusterAhead.factory(clients[address], job, width)
 
 
+def _close(kept):
+    """Close the program kept for subtree tasks, if there is one.
+
+    nova's programs set up process-wide state (its configuration, its
+    database): two must never be open at once in a runner.
+    """
+    while kept:
+        kept.popitem()[1].close()
+
+
 def _serve(channel, backend):
     """Answer the command's requests until it says QUIT or goes."""
     kept, clients = {}, {}
     try:
         _answer(channel, backend, kept, clients)
     finally:
+        _close(kept)
         for client in clients.values():
             client.close()
 
@@ -95,12 +106,14 @@ def _answer(channel, backend, kept, clients):
         try:
             if kind == lab.SUBTREE:
                 # A subtree task's program serves the exploration's next
-                # tasks too: kept, never closed.
+                # tasks too: kept until another program is made.
                 if (name, cell, without) not in kept:
+                    _close(kept)
                     kept[name, cell, without] = target.program(
                         backend, scenario, cell, without)
                 prog = kept[name, cell, without]
             else:
+                _close(kept)
                 prog = target.program(backend, scenario, cell, without)
         except nova_target.NovaUnusable as e:
             channel.send((lab.UNUSABLE, str(e)))

@@ -9,15 +9,20 @@ patched exploration and each whole exploration the same runs, in the
 same order, with the same outcomes.
 """
 
+import pickle
+
 import testtools
 
 from shelvefix import cluster
 from shelvefix.cluster import engine
 from shelvefix.cluster import fixture
 from shelvefix.cluster import lab as cluster_lab
+from shelvefix.cluster import tasks
 from shelvefix import corpus
 from shelvefix.corpus import runs
+from shelvefix.nova import lab as nova_lab
 from shelvefix import race
+from shelvefix.race import scenarios
 
 #: One row of a concurrency race, one of a failure path.
 BUGS = ('1798688', '1862633')
@@ -45,3 +50,36 @@ class CorpusOnClusterTestCase(testtools.TestCase):
                                  (one.explored, other.explored)):
                 self.assertEqual((mine.runs, mine.counts, mine.digest),
                                  (theirs.runs, theirs.counts, theirs.digest))
+
+
+class RunnerSubtreesTestCase(testtools.TestCase):
+    """A worker's runner alternates subtree tasks and explorations.
+
+    nova's programs set up process-wide state: the program a runner keeps
+    for an exploration's subtree tasks is closed before it makes another,
+    and made again when that exploration's tasks come back.
+    """
+
+    def subtree(self, runner, job):
+        # The whole search's first run, as a subtree from the root.
+        runs, rest = runner.subtree(job, pickle.dumps([]), True, 10.0, 0.0)
+        self.assertEqual(1, len(runs))
+        self.assertIsNotNone(rest)
+        key, observed = pickle.loads(runs[0])
+        return key, observed.record.schedule, observed.record.outcome
+
+    def test_subtrees_around_an_exploration(self):
+        periodic = scenarios.get_scenario(race.UNSHELVE_PERIODIC)
+        cell = scenarios.Cell(race.CORRECTED, None, None)
+        job = tasks.Job(race.NOVA, race.UNSHELVE_PERIODIC, cell, 'double')
+        other = tasks.Job(race.NOVA, race.UNSHELVE_PERIODIC,
+                          scenarios.Cell(race.CORRECTED, None,
+                                         'port-binding'), 'double')
+        with nova_lab.NovaLab(None, 'double') as runner:
+            first = self.subtree(runner, job)
+            self.assertNotEqual(first, self.subtree(runner, other))
+            result = runner.explore(periodic, cell)
+            self.assertTrue(result.complete)
+            self.assertEqual(first, self.subtree(runner, job))
+            self.assertEqual(result.digest, runner.explore(periodic,
+                                                           cell).digest)
