@@ -30,6 +30,7 @@ from shelvefix.cluster import lab as cluster_lab
 from shelvefix.cluster import tasks
 from shelvefix.cmd import main
 from shelvefix import explorer
+from shelvefix.explorer import runner
 from shelvefix import race
 from shelvefix.race import scenarios
 from shelvefix.race import targets
@@ -93,11 +94,19 @@ class ClusterTestCase(testtools.TestCase):
         job = tasks.Job(race.LIBRARY, race.LIFECYCLE, LEGACY, 'double')
         client = engine.connect(self.dask.address)
         self.addCleanup(client.close)
+        run_here = runner.run_here
+
+        def slow_here(*args):
+            # The search's own runs take longer than the workers': on a
+            # loaded machine too, the workers get ahead of it.
+            time.sleep(0.02)
+            return run_here(*args)
         with backends.make_backend(backends.DOUBLE) as placement:
             alone = explorer.explore(
                 targets.program(placement, LIFECYCLE, LEGACY))
             # Short tasks: the search takes runs from many of them.
-            with mock.patch.object(ahead, 'BUDGET', 0.1):
+            with mock.patch.object(ahead, 'BUDGET', 0.1), \
+                    mock.patch.object(runner, 'run_here', slow_here):
                 together = explorer.explore(
                     targets.program(placement, LIFECYCLE, LEGACY),
                     ahead=ahead.ClusterAhead.factory(client, job, 2))
