@@ -95,23 +95,38 @@ class ClusterTestCase(testtools.TestCase):
         client = engine.connect(self.dask.address)
         self.addCleanup(client.close)
         run_here = runner.run_here
+        helpers = []
 
-        def slow_here(*args):
-            # The search's own runs take longer than the workers': on a
-            # loaded machine too, the workers get ahead of it.
-            time.sleep(0.02)
+        def make_helper(reduce, step_timeout):
+            helpers.append(ahead.ClusterAhead(client, job, reduce,
+                                              step_timeout, 2))
+            return helpers[-1]
+
+        def waiting_here(*args):
+            # Until a worker's runs have reached the search, each run of its
+            # own waits for a subtree task to end (at most a minute): the
+            # workers get ahead of it however loaded the machine is.
+            deadline = time.monotonic() + 60
+            while (helpers and not helpers[-1].received and
+                   helpers[-1]._futures and
+                   not any(future.done()
+                           for future in helpers[-1]._futures.values()) and
+                   time.monotonic() < deadline):
+                time.sleep(0.01)
             return run_here(*args)
         with backends.make_backend(backends.DOUBLE) as placement:
             alone = explorer.explore(
                 targets.program(placement, LIFECYCLE, LEGACY))
             # Short tasks: the search takes runs from many of them.
             with mock.patch.object(ahead, 'BUDGET', 0.1), \
-                    mock.patch.object(runner, 'run_here', slow_here):
+                    mock.patch.object(runner, 'WORKERS_AFTER', 0), \
+                    mock.patch.object(runner, 'run_here', waiting_here):
                 together = explorer.explore(
                     targets.program(placement, LIFECYCLE, LEGACY),
-                    ahead=ahead.ClusterAhead.factory(client, job, 2))
+                    ahead=make_helper)
         self.assertEqual(summary(alone), summary(together))
         self.assertGreater(together.tasks, 0)
+        self.assertGreater(helpers[-1].received, 0)
         self.assertGreater(together.ahead, 0)
 
     def test_race_command_on_a_scheduler_started_by_hand(self):
