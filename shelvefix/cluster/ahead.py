@@ -51,7 +51,6 @@ class ClusterAhead(object):
         self._futures = {}   # subtree prefix -> its task's future
         self._results = {}   # schedule prefix -> what a worker observed
         self._given = set()  # every subtree handed out
-        self._caught = set()  # subtrees the search has caught up with
         self.ahead = 0
         self.tasks = 0
         self.received = 0
@@ -82,13 +81,14 @@ class ClusterAhead(object):
             except Exception:
                 # A task that failed, lost too many workers, or was
                 # cancelled: the search runs that subtree itself.
-                self._caught.add(root)
                 continue
             for data in runs:
                 key, observed = pickle.loads(data)
                 self._results[key] = observed
                 self.received += 1
-            if rest is not None and root not in self._caught:
+            if rest is not None:
+                # A subtree the search caught up with has left _futures:
+                # only the subtrees still ahead of it go on.
                 self._submit(root, rest)
 
     def run(self, points, index, run_here):
@@ -101,7 +101,6 @@ class ClusterAhead(object):
                 if key[:len(root)] == root:
                     # The search caught up with this subtree: it goes on
                     # alone there.
-                    self._caught.add(root)
                     future.cancel()
                     del self._futures[root]
             self._hand_out(points)

@@ -143,3 +143,44 @@ class ClusterAheadTestCase(testtools.TestCase):
         search._results[()] = observed
         self.assertRaises(explorer.ExplorationError, search.run, [], 0,
                           None)
+
+    def test_a_caught_subtree_gets_no_further_task(self):
+        # Dask cannot stop a running task: a subtree the search caught up
+        # with may still end, with a stack to go on from. Here every task
+        # ends only once cancelled. It is no longer the search's: its runs
+        # are not taken, and it is not continued.
+        program = programs.plan_program(programs.random_plan(3))
+
+        class LateFuture(FakeFuture):
+            def done(self):
+                return self.cancelled
+
+            def result(self):
+                if self._value is None:
+                    self._value = self._compute()
+                return self._value
+        client = FakeClient(program)
+        submit = client.submit
+
+        def submit_late(*args, **kwargs):
+            future = submit(*args, **kwargs)
+            client.submitted[-1] = LateFuture(future._compute, 0)
+            return client.submitted[-1]
+        client.submit = submit_late
+        helpers = []
+
+        def make_helper(reduce, step_timeout):
+            helpers.append(ahead.ClusterAhead(client, JOB, reduce,
+                                              step_timeout, 2))
+            return helpers[-1]
+        alone = explorer.explore(program)
+        together = explorer.explore(program, ahead=make_helper)
+        self.assertEqual(summary(alone), summary(together))
+        caught = [future for future in client.submitted if future.cancelled]
+        self.assertGreater(len(caught), 0)
+        self.assertTrue(any(future.result()[1] is not None
+                            for future in caught))
+        # One task per subtree handed out: none was continued.
+        self.assertEqual(len(helpers[0]._given), together.tasks)
+        self.assertEqual(together.tasks, len(client.submitted))
+        self.assertEqual((0, 0), (together.ahead, together.discarded))
