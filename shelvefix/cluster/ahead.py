@@ -115,16 +115,12 @@ class ClusterAhead(object):
         """Submit the subtrees furthest ahead, up to :attr:`width`."""
         if len(self._futures) >= self.width:
             return
-        claimed = list(self._futures)
-        for key, stack in subtrees.pending_subtrees(points, self.reduce):
+        for key, stack in subtrees.unclaimed(points, self.reduce,
+                                             self._given, self._futures):
+            self._given.add(key)
+            self._submit(key, subtrees.job(stack))
             if len(self._futures) >= self.width:
                 return
-            if key in self._given or any(
-                    key[:len(root)] == root for root in claimed):
-                continue
-            self._given.add(key)
-            claimed.append(key)
-            self._submit(key, subtrees.job(stack))
 
     @property
     def discarded(self):

@@ -188,18 +188,15 @@ class Workers(object):
             return
         claimed = [root for roots in self._roots.values() for root in roots
                    if root not in self._stopping]
-        for key, stack in subtrees.pending_subtrees(points, self.reduce):
-            if not idle:
-                return
-            if key in self._given or any(
-                    key[:len(root)] == root for root in claimed):
-                continue
+        for key, stack in subtrees.unclaimed(points, self.reduce,
+                                             self._given, claimed):
             conn = idle.pop()
             conn.send_bytes(subtrees.job(stack))
             self._roots[conn].append(key)
             self._given.add(key)
             self.tasks += 1
-            claimed.append(key)
+            if not idle:
+                return
 
     def _collect(self, timeout):
         """Take what the workers sent."""

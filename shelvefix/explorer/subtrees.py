@@ -165,6 +165,25 @@ def pending_subtrees(points, reduce):
             yield prefix + (branch.actor,), points[:depth] + [twin]
 
 
+def unclaimed(points, reduce, given, claimed):
+    """The pending subtrees a helper may still hand out, furthest first.
+
+    Those of :func:`pending_subtrees` that were not handed out before
+    (``given``) and do not lie inside a subtree a worker has now
+    (``claimed``, schedule prefixes) or inside one yielded before: a
+    subtree's worker searches all of it.
+
+    :returns: a generator of ``(key, stack)``; the caller adds each key it
+        hands out to ``given``, and stops when it has no more room
+    """
+    claimed = list(claimed)
+    for key, stack in pending_subtrees(points, reduce):
+        if key in given or any(key[:len(root)] == root for root in claimed):
+            continue
+        claimed.append(key)
+        yield key, stack
+
+
 def adopt(points, observed, index, reduce):
     """Rebuild a run a worker made on the search's own stack.
 
