@@ -34,6 +34,7 @@ from shelvefix.explorer import runner
 from shelvefix import race
 from shelvefix.race import scenarios
 from shelvefix.race import targets
+from shelvefix.tests.unit.explorer import programs
 
 LIFECYCLE = scenarios.get_scenario(race.LIFECYCLE)
 #: The lifecycle's longest cell: 264 runs, seconds on the double.
@@ -50,12 +51,6 @@ def here(scenario, cells, backend=backends.DOUBLE):
 def kill_own_worker():
     """A task that kills the worker process running it, every time."""
     os.kill(os.getpid(), signal.SIGKILL)
-
-
-def summary(exploration):
-    return ([(run.index, run.schedule, run.outcome)
-             for run in exploration.runs],
-            exploration.complete, exploration.pruned, exploration.repeated)
 
 
 class ClusterTestCase(testtools.TestCase):
@@ -124,7 +119,7 @@ class ClusterTestCase(testtools.TestCase):
                 together = explorer.explore(
                     targets.program(placement, LIFECYCLE, LEGACY),
                     ahead=make_helper)
-        self.assertEqual(summary(alone), summary(together))
+        self.assertEqual(programs.summary(alone), programs.summary(together))
         self.assertGreater(together.tasks, 0)
         self.assertGreater(helpers[-1].received, 0)
         self.assertGreater(together.ahead, 0)

@@ -21,12 +21,6 @@ from shelvefix.tests.unit.explorer import programs
 from shelvefix.tests.unit.explorer import test_optimality
 
 
-def summary(exploration):
-    return ([(run.index, run.schedule, run.outcome)
-             for run in exploration.runs],
-            exploration.complete, exploration.pruned, exploration.repeated)
-
-
 class KeywordOnlyError(Exception):
     """An exception whose constructor pickle cannot call."""
 
@@ -45,7 +39,8 @@ class ParallelTestCase(testtools.TestCase):
     def assertSameExploration(self, program, what, **kwargs):
         alone = explorer.explore(program, **kwargs)
         together = explorer.explore(program, workers=2, **kwargs)
-        self.assertEqual(summary(alone), summary(together), what)
+        self.assertEqual(programs.summary(alone), programs.summary(together),
+                         what)
         self.assertEqual(2, together.workers)
         return together
 

@@ -22,12 +22,6 @@ from shelvefix.tests.unit.explorer import programs
 from shelvefix.tests.unit.explorer import test_optimality
 
 
-def summary(exploration):
-    return ([(run.index, run.schedule, run.outcome)
-             for run in exploration.runs],
-            exploration.complete, exploration.pruned, exploration.repeated)
-
-
 class FakeFuture(object):
 
     def __init__(self, compute, delay):
@@ -95,7 +89,7 @@ class ClusterAheadTestCase(testtools.TestCase):
         together = explorer.explore(
             program, ahead=ahead.ClusterAhead.factory(client, JOB, 2),
             **kwargs)
-        self.assertEqual(summary(alone), summary(together))
+        self.assertEqual(programs.summary(alone), programs.summary(together))
         return alone, together
 
     def test_hand_written_programs_run_for_run(self):
@@ -175,7 +169,7 @@ class ClusterAheadTestCase(testtools.TestCase):
             return helpers[-1]
         alone = explorer.explore(program)
         together = explorer.explore(program, ahead=make_helper)
-        self.assertEqual(summary(alone), summary(together))
+        self.assertEqual(programs.summary(alone), programs.summary(together))
         caught = [future for future in client.submitted if future.cancelled]
         self.assertGreater(len(caught), 0)
         self.assertTrue(any(future.result()[1] is not None

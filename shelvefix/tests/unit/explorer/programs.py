@@ -212,3 +212,14 @@ def foata(run):
     for (name, _), level in zip(named, levels):
         form[level].append(name)
     return tuple(tuple(sorted(level)) for level in form)
+
+
+def summary(exploration):
+    """What two explorations that made the same runs have in common.
+
+    Every run's index, schedule and outcome, in order, and whether the
+    exploration was complete, how many runs it pruned and repeated.
+    """
+    return ([(run.index, run.schedule, run.outcome)
+             for run in exploration.runs],
+            exploration.complete, exploration.pruned, exploration.repeated)

@@ -25,6 +25,7 @@ from shelvefix import explorer
 from shelvefix.explorer import pickling
 from shelvefix.explorer import runner
 from shelvefix.explorer import search
+from shelvefix.tests.unit.explorer import programs
 
 #: Seconds each run the search makes itself takes longer: the worker, a
 #: few milliseconds a run, is done with its subtree long before.
@@ -50,12 +51,6 @@ def writers_program(label=lambda name: 'write x'):
         return explorer.RunSpec([(name, writer(name)) for name in 'abc'],
                                 check)
     return program
-
-
-def summary(exploration):
-    return ([(run.index, run.schedule, run.outcome)
-             for run in exploration.runs],
-            exploration.complete, exploration.pruned, exploration.repeated)
 
 
 class DivergingWorkerTestCase(testtools.TestCase):
@@ -89,7 +84,7 @@ class DivergingWorkerTestCase(testtools.TestCase):
         alone = explorer.explore(writers_program())
         together = self.explore(writers_program())
         self.assertEqual(6, len(alone.runs))
-        self.assertEqual(summary(alone), summary(together))
+        self.assertEqual(programs.summary(alone), programs.summary(together))
         self.assertGreater(together.ahead, 0)
 
     def test_worker_choosing_differently_is_refused(self):
