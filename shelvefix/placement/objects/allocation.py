@@ -68,6 +68,18 @@ class AllocationsMixin(object):
                 result[row.provider][row.resource_class] = row.used
             return result
 
+    @property
+    def allocations(self):
+        """Every allocation: ``{consumer: {provider: {class: amount}}}``.
+
+        A snapshot, consumers in the order they were first written; a
+        consumer without allocations (see the quirk above) is left out.
+        """
+        with self._lock:
+            return collections.OrderedDict(
+                (consumer, self.allocations_for(consumer))
+                for consumer, rows in self._allocations.items() if rows)
+
     def get_consumer(self, consumer):
         """The consumer record, or None.
 

@@ -48,7 +48,10 @@ class PlacementState(inventory.InventoriesMixin,
 
     * :attr:`providers` - ``{uuid: Provider}``
     * :attr:`consumers` - ``{uuid: Consumer}``
+    * :attr:`allocations` - ``{consumer: {provider: {resource_class:
+      amount}}}``
     * :meth:`allocations_for` - ``{provider: {resource_class: amount}}``
+      of one consumer
     * :meth:`usages` - ``{resource_class: used}`` of one provider
     """
 

@@ -42,6 +42,22 @@ class AllocationsTestCase(testtools.TestCase):
         self.assertEqual({RP1: {'VCPU': 2}}, self.state.allocations_for('c'))
         self.assertEqual([2, 1], self.generations())
 
+    def test_every_allocation_at_once(self):
+        self.assertEqual({}, self.state.allocations)
+        self.replace(write('c', {RP1: {'VCPU': 2}}),
+                     write('d', {RP2: {'VCPU': 1, 'DISK_GB': 10}}))
+        # An empty write for an unknown consumer leaves a record, without
+        # allocations.
+        self.replace(write('e', {}))
+        self.assertIsNotNone(self.state.get_consumer('e'))
+        snapshot = self.state.allocations
+        self.assertEqual({'c': {RP1: {'VCPU': 2}},
+                          'd': {RP2: {'VCPU': 1, 'DISK_GB': 10}}}, snapshot)
+        self.assertEqual(['c', 'd'], list(snapshot))
+        self.replace(write('c', {}, 1))
+        self.assertEqual(['d'], list(self.state.allocations))
+        self.assertIn('c', snapshot)
+
     def test_generation_checks(self):
         self.replace(write('c', {RP1: {'VCPU': 2}}))
         exc = self.assertRaises(exception.ConsumerGenerationConflict,
