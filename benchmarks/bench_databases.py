@@ -1,6 +1,7 @@
 """``shelvefix stress`` on each database placement can run on, side by side.
 
-The same run (K servers x M cycles, both orderings, DELETE to free) on
+The same run (K servers x M cycles, both orderings or the one named,
+DELETE to free) on
 placement under gunicorn over sqlite, PostgreSQL, MariaDB and a
 three-node MariaDB Galera cluster (multi- and single-writer), one after
 the other in this process, so that the figures compare on a shared
@@ -12,8 +13,9 @@ placement's tables). A database that cannot be had (not root, no
 apt-get) is reported and left out.
 
 Usage: ``python benchmarks/bench_databases.py [--database NAME ...]
-[--servers K] [--cycles M] [--json]``; about five minutes with the
-defaults.
+[--ordering corrected|legacy] [--servers K] [--cycles M] [--json]``; with
+the defaults, ten minutes on 2 cores, twice that on a busy machine (half
+with one ordering).
 """
 
 import argparse
@@ -40,12 +42,16 @@ DATABASES = tuple(SETUPS)
 INTERRUPTED = (128 + signal.SIGINT, 128 + signal.SIGTERM)
 
 
-def run(database, servers, cycles):
-    """One stress run on ``database``; its JSON report, or its error."""
+def run(database, servers, cycles, ordering=None):
+    """One stress run on ``database``; its JSON report, or its error.
+
+    :param ordering: ``'corrected'`` or ``'legacy'``; both if None
+    """
     out, err = io.StringIO(), io.StringIO()
+    options = ['--ordering', ordering] if ordering else []
     with contextlib.redirect_stderr(err):
         rc = shelvefix_main.main(
-            ['stress'] + SETUPS[database] + [
+            ['stress'] + SETUPS[database] + options + [
                 '--servers', str(servers), '--cycles', str(cycles),
                 '--json'], out=out)
     if rc in INTERRUPTED:
@@ -75,12 +81,14 @@ def rows(report):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('--database', action='append', choices=DATABASES)
+    parser.add_argument('--ordering', choices=('corrected', 'legacy'),
+                        help='run this ordering only (default: both)')
     parser.add_argument('--servers', type=int, default=8)
     parser.add_argument('--cycles', type=int, default=20)
     parser.add_argument('--json', action='store_true')
     args = parser.parse_args(argv)
     logging.getLogger().addHandler(logging.NullHandler())
-    reports = [run(database, args.servers, args.cycles)
+    reports = [run(database, args.servers, args.cycles, args.ordering)
                for database in args.database or DATABASES]
     if args.json:
         json.dump(reports, sys.stdout, indent=2, sort_keys=True)

@@ -43,3 +43,17 @@ class BenchDatabasesTestCase(base.TestCase):
                                    'mariadb'])
         self.assertEqual(143, e.code)
         self.assertEqual(1, main.call_count)
+
+    def test_one_ordering(self):
+        report = {'database': 'sqlite', 'results': []}
+        with mock.patch.object(self.bench, 'run',
+                               return_value=report) as run:
+            self.assertEqual(0, self.bench.main(
+                ['--database', 'sqlite', '--ordering', 'corrected']))
+        run.assert_called_once_with('sqlite', 8, 20, 'corrected')
+        parser = shelvefix_main.build_parser()
+        with mock.patch.object(self.bench.shelvefix_main, 'main',
+                               return_value=2) as main:
+            self.bench.run('sqlite', 1, 1, 'legacy')
+        argv = main.call_args[0][0]
+        self.assertEqual(['legacy'], parser.parse_args(argv).ordering)
