@@ -70,10 +70,27 @@ EXIT_TEXT = ('Exit status: 0 and 1 are the verdict given above; 2 means '
 
 
 def _description(module):
-    """``--help``'s text: the command's paragraphs and the exit statuses."""
+    """``--help``'s text: the command's paragraphs and the exit statuses.
+
+    A paragraph is a string, or ``(heading, [(term, text), ...])``: a list
+    printed a term a line, its text wrapped beside it.
+    """
     paragraphs = list(module.DESCRIPTION) + [EXIT_TEXT]
-    return '\n\n'.join(textwrap.fill(' '.join(p.split()), 79)
-                       for p in paragraphs)
+    return '\n\n'.join(_paragraph(p) for p in paragraphs)
+
+
+def _paragraph(paragraph):
+    if isinstance(paragraph, str):
+        return textwrap.fill(' '.join(paragraph.split()), 79)
+    heading, items = paragraph
+    width = max(len(term) for term, _text in items) + 4
+    lines = [textwrap.fill(heading, 79)]
+    for term, text in items:
+        lines.append(textwrap.fill(
+            ' '.join(text.split()), 79, initial_indent=(
+                '  %s' % term).ljust(width),
+            subsequent_indent=' ' * width))
+    return '\n'.join(lines)
 
 
 class _Parser(argparse.ArgumentParser):

@@ -36,27 +36,11 @@ DESCRIPTION = (
     'reduction), or every interleaving with --no-reduce. It prints a table '
     'of outcomes per cell and the first counterexample of each bad '
     'outcome as a timeline.',
-    'Scenarios: offload-unshelve (the default; bug 1798688), '
-    'unshelve-periodic (bugs 2025480 and 1862633), lifecycle, '
-    'resize-confirm (bugs 1879878 and 1821594), resize-revert, evacuate, '
-    'resize-delete, resize-migrate, live-migrate (a live migration with '
-    'no host named), live-migrate-abort (the user aborting a live '
-    'migration compute-1 may hold queued), '
-    'build (a server\'s build, its reschedule; its PCI '
-    'faults on the nova target only), build-delete (a delete while it '
-    'builds), service-disable (a compute service disabled against its '
-    'audit), ironic-rebalance (an ironic node moving between compute '
-    'services), cross-cell-revert and cross-cell-confirm (a cross-cell '
-    'resize), on the nova target only resize (the cold resize '
-    'itself), shelve-api (two clients shelving one server through '
-    'nova\'s API), evacuate-delete (an evacuated server deleted as its '
-    'old host starts again), service-delete (the old host\'s compute '
-    'service deleted instead), live-migrate-group (two members of an '
-    'anti-affinity group live-migrated at once), or '
-    'all. Each runs the corrected code '
-    'and the code before each fix, derived by rewriting the corrected '
-    'code. --target nova (or --nova PATH) runs them on nova\'s own code '
-    'instead: "corrected" is then the nova as it is.',
+    None,  # the scenarios: scenarios_list(), from the table itself
+    'Each scenario runs the corrected code and the code before each fix, '
+    'derived by rewriting the corrected code. --target nova (or --nova '
+    'PATH) runs them on nova\'s own code instead: "corrected" is then the '
+    'nova as it is.',
     'Verdict: 0 if the corrected code shows no bad outcome in any '
     'interleaving explored (or, with --random, in any run), 1 if it shows '
     'one. A clean verdict needs evidence: every cell made at least one '
@@ -66,6 +50,33 @@ DESCRIPTION = (
     'chosen, no verdict on the corrected code is given and the status is '
     '0 (if their cells ran).',
 )
+
+
+def scenarios_list():
+    """The scenarios --scenario accepts, each with its title.
+
+    Made from :data:`shelvefix.race.scenarios.SCENARIOS`, the table the
+    option's choices come from, so that the help lists every one.
+
+    :returns: ``(heading, [(name, text), ...])``, a list paragraph of
+        ``--help``
+    """
+    from shelvefix.race import scenarios
+    items = []
+    for scenario in scenarios.SCENARIOS.values():
+        notes = []
+        if scenario.name == race.DEFAULT_SCENARIO:
+            notes.append('the default')
+        if race.LIBRARY not in scenario.targets:
+            notes.append('nova target only')
+        items.append((scenario.name, ''.join(
+            '[%s] ' % note for note in notes) + scenario.title))
+    items.append((race.ALL, 'every scenario the target has'))
+    return 'Scenarios (--scenario):', items
+
+
+DESCRIPTION = tuple(scenarios_list() if paragraph is None else paragraph
+                    for paragraph in DESCRIPTION)
 
 
 def add_arguments(parser):

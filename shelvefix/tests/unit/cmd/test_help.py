@@ -42,11 +42,14 @@ class HelpTestCase(base.TestCase):
             text = self.help_text([name, '--help'])
             self.assertIsNone(MARKUP.search(text), '%s:\n%s' % (name, text))
             module = importlib.import_module('shelvefix.cmd.%s' % name)
-            description = main._description(module)
-            for paragraph in description.split('\n\n'):
-                # Each paragraph ends a sentence.
-                self.assertTrue(paragraph.rstrip().endswith('.'),
-                                '%s: %r' % (name, paragraph))
+            for paragraph in module.DESCRIPTION:
+                # Each paragraph ends a sentence; a list has a heading.
+                if isinstance(paragraph, str):
+                    self.assertTrue(paragraph.rstrip().endswith('.'),
+                                    '%s: %r' % (name, paragraph))
+                else:
+                    self.assertTrue(paragraph[0].endswith(':'), name)
+                    self.assertTrue(paragraph[1], name)
             self.assertIn('Exit status: 0 and 1 are the verdict', text)
             self.assertIn('Verdict:', text)
 
@@ -55,3 +58,27 @@ class HelpTestCase(base.TestCase):
         self.assertIsNone(MARKUP.search(text))
         for name in main.COMMANDS:
             self.assertIn(name, text)
+
+    def test_race_lists_every_scenario_it_accepts(self):
+        text = self.help_text(['race', '--help'])
+        block = text[text.index('Scenarios (--scenario):'):]
+        block = block[:block.index('\n\n')]
+        listed = re.findall(r'^  (\S+)  ', block, re.MULTILINE)
+        race_parser = self.parser.commands['race']
+        choices, = [action.choices for action in race_parser._actions
+                    if '--scenario' in action.option_strings]
+        self.assertEqual(list(choices), listed)
+        self.assertIn('  offload-unshelve    [the default] shelve-offload',
+                      text)
+        self.assertIn('  resize              [nova target only] resize',
+                      text)
+
+    def test_a_list_paragraph(self):
+        text = main._paragraph(('Things:', [('a', 'one ' * 30),
+                                            ('long-name', 'two')]))
+        lines = text.split('\n')
+        self.assertEqual('Things:', lines[0])
+        self.assertTrue(lines[1].startswith('  a          one one'))
+        self.assertTrue(lines[2].startswith(' ' * 13 + 'one'))
+        self.assertEqual('  long-name  two', lines[-1])
+        self.assertLessEqual(max(len(line) for line in lines), 79)
