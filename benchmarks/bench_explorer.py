@@ -23,15 +23,24 @@ shared machine:
   the time the request's actor waited to be scheduled): the rest is
   set-up, the actors' hand-offs and the checks.
 
+With ``--cluster local:N`` or ``--cluster tcp://HOST:PORT`` (the
+``cluster`` extra), the same cells are also explored on that Dask cluster,
+all at once as ``shelvefix race --cluster`` does, on every backend: the
+benchmark checks them against the search in this process run for run and
+prints the cluster's wall time and its speed-up over one process
+(``benchmarks/bench_cluster.py`` has the cluster's own figures).
+
 Usage: ``python benchmarks/bench_explorer.py [--backend NAME ...]
-[--scenario NAME ...] [--json]``. Without ``--scenario`` it measures the
-shelve lifecycle's scenarios (what ``tox -e bench`` runs; CI runs the two
-smaller ones); the move scenarios (``--scenario resize-confirm --scenario
-resize-revert --scenario evacuate``) take about 12 minutes on two cores,
-nearly all of it the real service's evacuation.
+[--scenario NAME ...] [--cluster WHERE] [--json]``. Without
+``--scenario`` it measures the shelve lifecycle's scenarios (what ``tox
+-e bench`` runs; CI runs the two smaller ones); the move scenarios
+(``--scenario resize-confirm --scenario resize-revert --scenario
+evacuate``) take about 12 minutes on two cores, nearly all of it the real
+service's evacuation.
 """
 
 import argparse
+import contextlib
 import json
 import logging
 import multiprocessing
@@ -43,10 +52,12 @@ from keystoneauth1 import session as ks_session
 
 from shelvefix import backends
 from shelvefix.backends import real
+from shelvefix import cluster
 from shelvefix import explorer
 from shelvefix.explorer import controller as controller_mod
 from shelvefix import race
 from shelvefix.race import outcomes
+from shelvefix.race import report
 from shelvefix.race import scenarios
 from shelvefix.race import targets
 
@@ -179,8 +190,29 @@ def bad_by_cell(cells):
         for cell, exploration in cells}
 
 
-def measure(backend, name):
-    """The figures of one scenario on one backend."""
+def on_cluster(cluster_engine, backend, name, cells):
+    """The scenario's cells explored on a Dask cluster, all at once.
+
+    :param cells: ``[(cell, exploration)]`` of the search in this process,
+        which every cell's runs must equal
+    :returns: ``(seconds, same)``: the wall time, and whether every cell
+        made the same runs with the same outcomes, in the same order
+    """
+    from shelvefix.cluster import lab as cluster_lab
+    scenario = scenarios.get_scenario(name)
+    with cluster_lab.ClusterLab(cluster_engine, race.LIBRARY,
+                                backend) as lab:
+        start = time.perf_counter()
+        results = lab.explore_many([cluster_lab.Request(scenario, cell)
+                                    for cell, _exploration in cells])
+        seconds = time.perf_counter() - start
+    here = [(cell, report.digest(exploration))
+            for cell, exploration in cells]
+    return seconds, here == [(r.cell, r.digest) for r in results]
+
+
+def measure(backend, name, cluster_engine=None):
+    """The figures of one scenario on one backend (and a cluster)."""
     row = {'backend': backend, 'scenario': name}
     with backends.make_backend(backend) as placement:
         clock = RequestClock()
@@ -226,6 +258,12 @@ def measure(backend, name):
                                                   reduce=False)
             row['unreduced'] = sum(len(e.runs) for _c, e in full)
             row['unreduced_seconds'] = full_seconds
+        if cluster_engine is not None:
+            row['seconds_cluster'], row['cluster_same'] = on_cluster(
+                cluster_engine, backend, name, cells)
+            row['cluster_speedup'] = figures.ratio(
+                row['seconds_1_worker'], row['seconds_cluster'],
+                what + ' cluster speed-up')
     return row
 
 
@@ -235,22 +273,41 @@ def main(argv=None):
                         choices=(backends.DOUBLE, backends.REAL))
     parser.add_argument('--scenario', action='append',
                         choices=LIBRARY_SCENARIOS)
+    parser.add_argument('--cluster', default='local', metavar='WHERE',
+                        help='local (this process and its forks), '
+                        'local:N or tcp://HOST:PORT (a Dask cluster too)')
     parser.add_argument('--json', action='store_true')
     args = parser.parse_args(argv)
     logging.getLogger().addHandler(logging.NullHandler())
     names = args.backend or [backends.DOUBLE, backends.REAL]
     if backends.REAL in names and not real.available():
         parser.error(real.INSTALL_HINT)
+    try:
+        spec = cluster.parse(args.cluster)
+    except ValueError as e:
+        parser.error(str(e))
+    if spec.engine and not cluster.available():
+        parser.error(cluster.INSTALL_HINT)
     machine = machine_speedup()
-    rows = [measure(backend, name) for backend in names
-            for name in args.scenario or DEFAULT_SCENARIOS]
+    with contextlib.ExitStack() as stack:
+        cluster_engine = None
+        if spec.engine:
+            from shelvefix.cluster import engine
+            cluster_engine = stack.enter_context(engine.Engine(spec))
+            width = cluster_engine.width
+        rows = [measure(backend, name, cluster_engine) for backend in names
+                for name in args.scenario or DEFAULT_SCENARIOS]
+    # The cluster made other runs than this process: no figure holds.
+    failed = int(not all(r.get('cluster_same', True) for r in rows))
     if args.json:
         print(json.dumps({'machine_speedup': machine, 'rows': rows},
                          indent=2, sort_keys=True))
-        return 0
-    print('%-7s %-18s %8s %10s %8s %8s %8s %8s %9s %6s' % (
+        return failed
+    clustered = cluster_engine is not None
+    print('%-7s %-18s %8s %10s %8s %8s %8s %8s %9s %6s%s' % (
         'backend', 'scenario', 'reduced', 'unreduced', '1 wkr s',
-        '2 wkrs s', 'speedup', 'run ms', 'reqs ms', 'ratio'))
+        '2 wkrs s', 'speedup', 'run ms', 'reqs ms', 'ratio',
+        ' %9s %8s' % ('cluster s', 'speedup') if clustered else ''))
     for r in rows:
         unreduced = ('%d' % r['unreduced'] if 'unreduced' in r
                      else '~%d' % r['counted'])
@@ -259,10 +316,13 @@ def main(argv=None):
                                          r['speedup'])
         else:
             parallel = '%8s %8s' % ('-', '-')
-        print('%-7s %-18s %8d %10s %8.2f %s %8.1f %9.1f %5.1fx'
+        print('%-7s %-18s %8d %10s %8.2f %s %8.1f %9.1f %5.1fx%s'
               % (r['backend'], r['scenario'], r['reduced'], unreduced,
                  r['seconds_1_worker'], parallel,
-                 r['run_ms'], r['requests_ms'], r['cost_ratio']))
+                 r['run_ms'], r['requests_ms'], r['cost_ratio'],
+                 ' %9.2f %7.2fx' % (r['seconds_cluster'],
+                                    r['cluster_speedup'])
+                 if clustered else ''))
     print()
     print('unreduced: runs of the unreduced search (on the double); ~N: '
           'counted from the reduced runs, not run')
@@ -273,6 +333,10 @@ def main(argv=None):
           'are forked); best of %d' % REPEAT)
     print('this machine: two processes run plain CPU work %.2fx as fast as '
           'one' % machine)
+    if clustered:
+        print('cluster: the same cells on --cluster %s (%d workers), all at '
+              'once; speedup: 1 wkr s / cluster s' % (spec.text,
+                                                      width))
     for r in rows:
         if 'unreduced' in r and r['unreduced'] != r['counted']:
             print('MISMATCH: %s on %s: %d unreduced runs, %d counted'
@@ -281,13 +345,16 @@ def main(argv=None):
         if r['blocked']:
             print('ABANDONED RUNS: %s on %s: %d' % (
                 r['scenario'], r['backend'], r['blocked']))
+        if not r.get('cluster_same', True):
+            print('MISMATCH: %s on %s: the cluster did not make the same '
+                  'runs as this process' % (r['scenario'], r['backend']))
     print()
     for r in rows:
         print('%s on %s: bad outcomes per cell: %s' % (
             r['scenario'], r['backend'], ', '.join(
                 '%s: %s' % (cell, ' + '.join(bad) or 'none')
                 for cell, bad in sorted(r['bad'].items()))))
-    return 0
+    return failed
 
 
 if __name__ == '__main__':
