@@ -119,16 +119,18 @@ class _Parser(argparse.ArgumentParser):
 
 
 class _VersionAction(argparse.Action):
-    """``--version``: pbr's version of the installed shelvefix.
+    """``--version``: pbr's version of the installed shelvefix, whole.
 
-    Looked up only when asked (it reads the package's metadata).
+    The release's (``0.1.0``), or a development version with its
+    ``.devN`` (pbr's ``version_string()`` would drop it). Looked up only
+    when asked (it reads the package's metadata).
     """
 
     def __call__(self, parser, namespace, values, option_string=None):
         import pbr.version
         # On stdout, as --help (parser.exit would write it on stderr).
         sys.stdout.write('shelvefix %s\n' % pbr.version.VersionInfo(
-            'shelvefix').version_string())
+            'shelvefix').release_string())
         parser.exit(0)
 
 

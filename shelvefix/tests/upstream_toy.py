@@ -12,9 +12,16 @@ import os
 import subprocess
 
 import shelvefix
+from shelvefix.tests import shipped
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(shelvefix.__file__)))
-TOOLS = os.path.join(ROOT, 'tools')
+#: tools/, from the checkout or where the wheel installs it.
+TOOLS = shipped.folder('tools', 'upstream.py') or os.path.join(ROOT, 'tools')
+#: upstream/, the committed series, likewise.
+UPSTREAM = (shipped.folder('upstream', 'contributor.ini') or
+            os.path.join(ROOT, 'upstream'))
+#: The guide's pages: a checkout only.
+DOC = os.path.join(ROOT, 'doc', 'source')
 
 BUGGY = 'def double(x):\n    return x + x + 1\n'
 FIXED = 'def double(x):\n    return x + x\n'

@@ -13,6 +13,7 @@ import sys
 import fixtures
 import testtools
 
+from shelvefix.tests import shipped
 from shelvefix.tests import upstream_toy
 
 
@@ -21,7 +22,7 @@ class ProveToyTestCase(testtools.TestCase):
     def setUp(self):
         super().setUp()
         if not os.path.isdir(upstream_toy.TOOLS):
-            self.skipTest('not a checkout: no tools/')
+            shipped.missing(self, 'no tools/ beside the package')
         self.series_mod = upstream_toy.load_tool('upstream_series')
         self.checks = upstream_toy.load_tool('upstream_checks')
         self.trees = upstream_toy.load_tool('upstream_trees')

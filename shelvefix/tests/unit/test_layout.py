@@ -119,8 +119,12 @@ class LayoutTestCase(testtools.TestCase):
         # tox -e cover cannot import nova: the modules that import it,
         # directly or through another, are left out of its count (and
         # none besides), or each new one lowers the figure.
+        setup_cfg = os.path.join(os.path.dirname(ROOT), 'setup.cfg')
+        if not os.path.exists(setup_cfg):
+            # Installed: the checkout's configuration is not shipped.
+            self.skipTest('no setup.cfg beside the package (installed)')
         config = configparser.ConfigParser()
-        config.read(os.path.join(os.path.dirname(ROOT), 'setup.cfg'))
+        config.read(setup_cfg)
         omitted = {line.strip() for line in
                    config['coverage:run']['omit'].split('\n')
                    if line.strip().startswith('shelvefix/nova/')}

@@ -7,6 +7,7 @@ plain line, never "a bug in shelvefix" and never a password.
 """
 
 import errno
+import importlib.metadata
 import io
 import logging
 import os
@@ -189,7 +190,10 @@ class VersionTestCase(base.TestCase):
             e = self.assertRaises(SystemExit, main.main, ['--version'])
         self.assertEqual(0, e.code)
         stdout.seek(0)
+        shown = stdout.read()
         self.assertEqual(
             'shelvefix %s\n'
-            % pbr.version.VersionInfo('shelvefix').version_string(),
-            stdout.read())
+            % pbr.version.VersionInfo('shelvefix').release_string(), shown)
+        # The installed metadata's version, .devN included.
+        self.assertEqual('shelvefix %s\n' % importlib.metadata.version(
+            'shelvefix'), shown)

@@ -1,31 +1,31 @@
 """benchmarks/bench_databases.py: every set-up, and it stops when told.
 
-The benchmark lives beside the package, not in it: these tests run from a
-checkout and skip elsewhere.
+The benchmark lives beside the package, not in it: from a checkout, or
+where the wheel installs it (:mod:`shelvefix.tests.shipped`).
 """
 
-import importlib.util
-import os
+import sys
 from unittest import mock
 
-from shelvefix.cmd import main as shelvefix_main
-from shelvefix import race
-from shelvefix.tests import base
+import fixtures
 
-PATH = os.path.join(os.path.dirname(os.path.dirname(race.__file__)),
-                    os.pardir, 'benchmarks', 'bench_databases.py')
+from shelvefix.cmd import main as shelvefix_main
+from shelvefix.tests import base
+from shelvefix.tests import shipped
 
 
 class BenchDatabasesTestCase(base.TestCase):
 
     def setUp(self):
         super(BenchDatabasesTestCase, self).setUp()
-        if not os.path.exists(PATH):
-            self.skipTest('no checkout: %s is missing' % PATH)
-        spec = importlib.util.spec_from_file_location('bench_databases',
-                                                      PATH)
-        self.bench = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(self.bench)
+        # As when run as a script: its directory first on sys.path, for
+        # its sibling module (figures).
+        self.useFixture(fixtures.MonkeyPatch('sys.path', list(sys.path)))
+        try:
+            self.bench = shipped.load_script('benchmarks',
+                                             'bench_databases.py')
+        except LookupError as e:
+            shipped.missing(self, str(e))
 
     def test_every_setup_is_a_stress_database(self):
         parser = shelvefix_main.build_parser()

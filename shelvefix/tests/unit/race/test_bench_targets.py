@@ -1,12 +1,10 @@
 """benchmarks/bench_targets.py: each scenario measured where it runs.
 
-The benchmark lives beside the package, not in it: these tests run from a
-checkout and skip elsewhere.
+The benchmark lives beside the package, not in it: from a checkout, or
+where the wheel installs it (:mod:`shelvefix.tests.shipped`).
 """
 
-import importlib.util
 import io
-import os
 import sys
 from unittest import mock
 
@@ -15,24 +13,21 @@ import fixtures
 from shelvefix import race
 from shelvefix.race import scenarios
 from shelvefix.tests import base
-
-PATH = os.path.join(os.path.dirname(os.path.dirname(race.__file__)),
-                    os.pardir, 'benchmarks', 'bench_targets.py')
+from shelvefix.tests import shipped
 
 
 class BenchTargetsTestCase(base.TestCase):
 
     def setUp(self):
         super(BenchTargetsTestCase, self).setUp()
-        if not os.path.exists(PATH):
-            self.skipTest('no checkout: %s is missing' % PATH)
         # As when run as a script: its directory first on sys.path, for
         # its sibling module (figures).
-        self.useFixture(fixtures.MonkeyPatch(
-            'sys.path', [os.path.dirname(PATH)] + sys.path))
-        spec = importlib.util.spec_from_file_location('bench_targets', PATH)
-        self.bench = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(self.bench)
+        self.useFixture(fixtures.MonkeyPatch('sys.path', list(sys.path)))
+        try:
+            self.bench = shipped.load_script('benchmarks',
+                                             'bench_targets.py')
+        except LookupError as e:
+            shipped.missing(self, str(e))
 
     def test_the_new_scenarios_are_scenarios(self):
         self.assertLessEqual(set(self.bench.NEW_SCENARIOS),
