@@ -361,8 +361,11 @@ class Progress(object):
                                     self.total)
         else:
             bar = '%d %s' % (done, self.unit)
-        return '%s: %s (%.0f/s, %.0f s)' % (
-            self.label, bar, done / elapsed, elapsed)
+        rate = done / elapsed
+        # Tasks of minutes each go at a fraction of one a second.
+        return '%s: %s (%s/s, %.0f s)' % (
+            self.label, bar, '%.1f' % rate if rate < 10 else '%.0f' % rate,
+            elapsed)
 
     def __call__(self, done):
         now = time.monotonic()

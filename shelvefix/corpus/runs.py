@@ -236,6 +236,9 @@ def cluster_on(lab, requests, progress):
     """Explore ``requests`` on ``lab`` at once, with one progress line."""
     meter = progress('%d explorations on the cluster' % len(requests)) \
         if progress else None
+    if meter:
+        # Tasks done out of all, not interleavings.
+        meter.total, meter.unit = len(requests), 'tasks'
 
     def tasks_done(done, total, in_flight):
         if meter:

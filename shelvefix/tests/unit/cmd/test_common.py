@@ -41,8 +41,8 @@ class ProgressTestCase(testtools.TestCase):
         # Not before a second, then one line per ten seconds at most.
         self.assertEqual(2, len(lines))
         self.assertTrue(lines[0].startswith('real/legacy: [...'))
-        self.assertIn(' 3/200 (0/s, 10 s)', lines[0])
-        self.assertIn(' 5/200 (0/s, 21 s)', lines[1])
+        self.assertIn(' 3/200 (0.3/s, 10 s)', lines[0])
+        self.assertIn(' 5/200 (0.2/s, 21 s)', lines[1])
         self.assertNotIn('\r', stream.getvalue())
 
     def test_redrawn_on_a_terminal(self):
@@ -53,7 +53,7 @@ class ProgressTestCase(testtools.TestCase):
         progress(10)
         progress(20)
         progress.finish()
-        self.assertEqual('\rcell: 10 interleavings (5/s, 2 s)'
+        self.assertEqual('\rcell: 10 interleavings (5.0/s, 2 s)'
                          '\rcell: 20 interleavings (10/s, 2 s)\n',
                          stream.getvalue())
 

@@ -166,3 +166,32 @@ class RunsTestCase(testtools.TestCase):
         partial = runs.RowResult(self.rows[0], runs.NOT_SHOWN,
                                  explored=result(None, [('ok',)], False))
         self.assertIn('made no complete search', runs.unearned([partial]))
+
+
+class ClusterProgressTestCase(testtools.TestCase):
+    """On a cluster, progress counts tasks done out of all, and in flight."""
+
+    def test_tasks_done_and_in_flight(self):
+        import io
+        from shelvefix.cmd import common
+        stream = io.StringIO()
+        meters = []
+
+        def progress(label):
+            meters.append(common.Progress(stream, label, force=True))
+            return meters[-1]
+
+        class Lab(object):
+            def explore_many(self, requests, progress=None):
+                progress(1, 3, 2)
+                progress(3, 3, 0)
+                return ['a', 'b', 'c']
+        with mock.patch('time.monotonic', side_effect=[0.0] + [10.0] * 5):
+            self.assertEqual(['a', 'b', 'c'],
+                             runs.cluster_on(Lab(), [1, 2, 3], progress))
+        lines = stream.getvalue().strip('\n').split('\r')[1:]
+        self.assertEqual(
+            ['3 explorations on the cluster, 2 in flight: '
+             '[##########....................] 1/3 (0.1/s, 10 s)',
+             '3 explorations on the cluster, 0 in flight: '
+             '[##############################] 3/3 (0.3/s, 10 s)'], lines)
