@@ -103,16 +103,14 @@ def add_arguments(parser):
              'runs take several times longer; remote needs --config-file)')
     common.add_config_file_argument(parser)
     parser.add_argument(
-        '--variant', choices=race.VARIANTS, action='append',
-        help='only the cells of this code variant: corrected, the code '
-             'before a fix (legacy: bug 1798688, pre-2025480, pre-1862633, '
-             'pre-1879878, pre-1821594), or a part as nova still has it '
-             '(nova-revert, nova-evacuate); repeatable (default: every '
-             'variant of the scenario)')
-    parser.add_argument(
-        '--ordering', choices=race.ORDERINGS, action='append',
-        dest='variant',
-        help='the same as --variant, for the orderings of the shelve-offload')
+        '--variant', '--ordering', choices=race.VARIANTS, action='append',
+        metavar='VARIANT',
+        help='only the cells of this code variant, one of %s: corrected, '
+             'the code before a fix (legacy: bug 1798688; pre-N: bug N), '
+             'or a part as nova still has it (nova-*); repeatable (default: '
+             'every variant of the scenario). --ordering is the same option, '
+             'under the name the offload-unshelve table uses'
+             % ', '.join(race.VARIANTS))
     common.add_free_argument(parser, 'both')
     parser.add_argument(
         '--ghost', action='store_true',

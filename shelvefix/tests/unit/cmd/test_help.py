@@ -82,3 +82,15 @@ class HelpTestCase(base.TestCase):
         self.assertTrue(lines[2].startswith(' ' * 13 + 'one'))
         self.assertEqual('  long-name  two', lines[-1])
         self.assertLessEqual(max(len(line) for line in lines), 79)
+
+    def test_variant_and_ordering_are_one_option(self):
+        race_parser = self.parser.commands['race']
+        action, = [action for action in race_parser._actions
+                   if '--variant' in action.option_strings]
+        self.assertEqual(['--variant', '--ordering'], action.option_strings)
+        text = ' '.join(self.help_text(['race', '--help']).split())
+        for variant in action.choices:
+            self.assertIn(variant, text)
+        args = self.parser.parse_args(['race', '--ordering', 'legacy',
+                                       '--variant', 'pre-2025480'])
+        self.assertEqual(['legacy', 'pre-2025480'], args.variant)
