@@ -8,7 +8,7 @@ put back. The worker builds what the job names itself, once per process:
 * the library target's placement (the double or the embedded real
   service, in the worker's process; ``remote`` from the configuration
   files named, which the worker must be able to read), shared by its
-  programs;
+  programs, one alive at a time as in one process;
 * the nova target's :class:`~shelvefix.nova.lab.NovaLab`, a runner
   process of the worker's own for each tree (a patched copy made in the
   worker's scratch directory for a corpus row).
@@ -101,6 +101,34 @@ def _cached(key, build):
     if key not in _BUILT:
         _BUILT[key] = build()
     return _BUILT[key]
+
+
+def _program(job):
+    """The library program of the job's subtree tasks, one at a time.
+
+    A program's providers are in the worker's placement for as long as it
+    lives, where another program's runs would see them (among the
+    candidates the scheduler is offered, for one): so, as in one process,
+    a worker keeps one program alive, and closes it before it makes
+    another (:func:`_close_program`).
+    """
+    held = _BUILT.get('program')
+    if held is not None and held[0] == job:
+        return held[1]
+    _close_program()
+    from shelvefix.race import scenarios
+    from shelvefix.race import targets
+    prog = targets.program(_placement(job),
+                           scenarios.get_scenario(job.scenario), job.cell)
+    _BUILT['program'] = (job, prog)
+    return prog
+
+
+def _close_program():
+    """Close the subtree tasks' program, if the worker keeps one."""
+    held = _BUILT.pop('program', None)
+    if held is not None:
+        held[1].close()
 
 
 def _placement(job):
@@ -205,6 +233,8 @@ def explore(job, reduce=True, stop_at=(), ahead=True):
         from shelvefix.cluster import ahead as ahead_mod
         from shelvefix.race import report
         from shelvefix.race import targets
+        # Its program alone on the worker's placement.
+        _close_program()
         prog = targets.program(_placement(job), scenario, job.cell)
         exploration = scenarios.explore(
             prog, reduce=reduce, stop_at=stop_at,
@@ -219,15 +249,8 @@ def subtree(job, payload, reduce, step_timeout, budget):
         if job.target == race.NOVA:
             return _nova_lab(job).subtree(job, payload, reduce,
                                           step_timeout, budget)
-        from shelvefix.race import scenarios
-        from shelvefix.race import targets
-
-        def build():
-            return targets.program(_placement(job),
-                                   scenarios.get_scenario(job.scenario),
-                                   job.cell)
-        return search_subtree(_cached(('program', job), build), payload,
-                              reduce, step_timeout, budget)
+        return search_subtree(_program(job), payload, reduce,
+                              step_timeout, budget)
 
 
 def search_subtree(program, payload, reduce, step_timeout, budget):

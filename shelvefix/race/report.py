@@ -2,6 +2,7 @@
 
 import collections
 import hashlib
+import re
 import textwrap
 
 from shelvefix.explorer import count
@@ -20,11 +21,26 @@ CellResult = collections.namedtuple(
     defaults=(0, None, 0.0, 0.0, 0, 0, 0))
 
 
+#: What differs from one process to another in a step and says nothing of
+#: the run: uuids (made afresh for each program) and objects' addresses.
+_VOLATILE = re.compile(r'[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-'
+                       r'[0-9a-f]{12}|0x[0-9a-f]+')
+
+
 def digest(exploration):
-    """A hash of every run's schedule and outcome, in order."""
+    """A hash of every run, in order: what two equal explorations share.
+
+    Each run's schedule, the label and result of each of its steps (what
+    the actor saw: a status, a row, the candidates placement offered;
+    uuids and addresses left out) and its outcome.
+    """
     hashed = hashlib.sha256()
     for run in exploration.runs:
-        hashed.update(repr((run.schedule, run.outcome)).encode('utf-8'))
+        steps = [_VOLATILE.sub('#', '%s -> %s' % (entry.step.label,
+                                                  entry.result))
+                 for entry in run.trace]
+        hashed.update(repr((run.schedule, steps, run.outcome)).encode(
+            'utf-8'))
     return hashed.hexdigest()
 
 
