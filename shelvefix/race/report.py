@@ -22,9 +22,11 @@ CellResult = collections.namedtuple(
 
 
 #: What differs from one process to another in a step and says nothing of
-#: the run: uuids (made afresh for each program) and objects' addresses.
+#: the run: uuids (made afresh for each program), the suffixes that make
+#: names unique (``node-1-d7548246``: a uuid's first eight digits) and
+#: objects' addresses.
 _VOLATILE = re.compile(r'[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-'
-                       r'[0-9a-f]{12}|0x[0-9a-f]+')
+                       r'[0-9a-f]{12}|(?<=-)[0-9a-f]{8}\b|0x[0-9a-f]+')
 
 
 def digest(exploration):
