@@ -73,13 +73,18 @@ def _description(module):
     """``--help``'s text: the command's paragraphs and the exit statuses.
 
     A paragraph is a string, or ``(heading, [(term, text), ...])``: a list
-    printed a term a line, its text wrapped beside it.
+    printed a term a line, its text wrapped beside it, or a function
+    returning one.
     """
     paragraphs = list(module.DESCRIPTION) + [EXIT_TEXT]
     return '\n\n'.join(_paragraph(p) for p in paragraphs)
 
 
 def _paragraph(paragraph):
+    if callable(paragraph):
+        # Made when the help is shown (it may import what start-up does
+        # not need).
+        paragraph = paragraph()
     if isinstance(paragraph, str):
         return textwrap.fill(' '.join(paragraph.split()), 79)
     heading, items = paragraph
@@ -102,6 +107,14 @@ class _Parser(argparse.ArgumentParser):
     """
 
     commands = {}
+    #: The command module whose ``DESCRIPTION`` the help shows, made only
+    #: when the help is (a command that runs never formats it).
+    described = None
+
+    def format_help(self):
+        if self.described is not None:
+            self.description = _description(self.described)
+        return super().format_help()
 
     def error(self, message):
         self.exit(2, '%s: error: %s (see %s --help)\n'
@@ -154,9 +167,10 @@ def build_parser():
     for name in COMMANDS:
         module = importlib.import_module('shelvefix.cmd.%s' % name)
         command = sub.add_parser(
-            name, help=module.HELP, description=_description(module),
+            name, help=module.HELP,
             formatter_class=argparse.RawDescriptionHelpFormatter,
             parents=[common_options])
+        command.described = module
         module.add_arguments(command)
         command.set_defaults(func=module.run)
         parser.commands[name] = command

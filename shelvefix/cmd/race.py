@@ -75,7 +75,7 @@ def scenarios_list():
     return 'Scenarios (--scenario):', items
 
 
-DESCRIPTION = tuple(scenarios_list() if paragraph is None else paragraph
+DESCRIPTION = tuple(scenarios_list if paragraph is None else paragraph
                     for paragraph in DESCRIPTION)
 
 

@@ -1,17 +1,17 @@
 """Rendering explorations: the outcome table, timelines, Mermaid, JSON."""
 
 import collections
-import hashlib
-import re
 import textwrap
 
 from shelvefix.explorer import count
 from shelvefix import race
+from shelvefix.race import digest as digest_mod
 from shelvefix.race import outcomes
 
 COLUMN = 52
 
-#: One cell's exploration, condensed; ``digest``: :func:`digest`; ``work``
+#: One cell's exploration, condensed; ``digest``:
+#: :func:`shelvefix.race.digest.digest`; ``work``
 #: and ``critical``: the runs' total time and critical path, in seconds;
 #: ``ahead``, ``tasks``, ``discarded``: as the Exploration's.
 CellResult = collections.namedtuple(
@@ -19,31 +19,6 @@ CellResult = collections.namedtuple(
                    'complete', 'repeated', 'digest', 'work', 'critical',
                    'ahead', 'tasks', 'discarded'],
     defaults=(0, None, 0.0, 0.0, 0, 0, 0))
-
-
-#: What differs from one process to another in a step and says nothing of
-#: the run: uuids (made afresh for each program), the suffixes that make
-#: names unique (``node-1-d7548246``: a uuid's first eight digits) and
-#: objects' addresses.
-_VOLATILE = re.compile(r'[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-'
-                       r'[0-9a-f]{12}|(?<=-)[0-9a-f]{8}\b|0x[0-9a-f]+')
-
-
-def digest(exploration):
-    """A hash of every run, in order: what two equal explorations share.
-
-    Each run's schedule, the label and result of each of its steps (what
-    the actor saw: a status, a row, the candidates placement offered;
-    uuids and addresses left out) and its outcome.
-    """
-    hashed = hashlib.sha256()
-    for run in exploration.runs:
-        steps = [_VOLATILE.sub('#', '%s -> %s' % (entry.step.label,
-                                                  entry.result))
-                 for entry in run.trace]
-        hashed.update(repr((run.schedule, steps, run.outcome)).encode(
-            'utf-8'))
-    return hashed.hexdigest()
 
 
 def free_text(cell):
@@ -84,9 +59,9 @@ def summarise(cell, exploration):
                       exploration.elapsed, exploration.pruned,
                       getattr(exploration, 'complete', True),
                       getattr(exploration, 'repeated', 0),
-                      digest(exploration), sum(exploration.costs), critical,
-                      exploration.ahead, exploration.tasks,
-                      exploration.discarded)
+                      digest_mod.digest(exploration),
+                      sum(exploration.costs), critical, exploration.ahead,
+                      exploration.tasks, exploration.discarded)
 
 
 def reduction_text(results):

@@ -4,7 +4,7 @@ Each test starts ``python -m distributed.cli.dask_scheduler`` and two
 ``dask_worker`` processes on 127.0.0.1
 (:class:`shelvefix.cluster.fixture.DaskProcesses`) and compares what the
 cluster explored with the same explorations in this process, run for run
-(:func:`shelvefix.race.report.digest`: every run's schedule, what its
+(:func:`shelvefix.race.digest.digest`: every run's schedule, what its
 steps saw and its outcome, in order). The corpus's rows on a cluster need
 nova: they are in ``shelvefix/tests/nova/test_cluster.py``.
 """

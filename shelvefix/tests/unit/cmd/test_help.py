@@ -43,6 +43,8 @@ class HelpTestCase(base.TestCase):
             self.assertIsNone(MARKUP.search(text), '%s:\n%s' % (name, text))
             module = importlib.import_module('shelvefix.cmd.%s' % name)
             for paragraph in module.DESCRIPTION:
+                if callable(paragraph):
+                    paragraph = paragraph()
                 # Each paragraph ends a sentence; a list has a heading.
                 if isinstance(paragraph, str):
                     self.assertTrue(paragraph.rstrip().endswith('.'),

@@ -1,11 +1,11 @@
-"""report.digest: equal for equal explorations, whichever process made them."""
+"""digest.digest: equal for equal explorations, whichever process made them."""
 
 import collections
 
 import testtools
 
 from shelvefix.explorer import model
-from shelvefix.race import report
+from shelvefix.race import digest
 
 Run = collections.namedtuple('Run', ['schedule', 'trace', 'outcome'])
 Exploration = collections.namedtuple('Exploration', ['runs'])
@@ -23,20 +23,20 @@ class DigestTestCase(testtools.TestCase):
 
     def test_what_each_process_makes_afresh_is_left_out(self):
         self.assertEqual(
-            report.digest(exploration('200 consumer %s' % UUID_A,
+            digest.digest(exploration('200 consumer %s' % UUID_A,
                                       'node-1-d7548246 of compute-1',
                                       '<Instance at 0x7f00aa>')),
-            report.digest(exploration('200 consumer %s' % UUID_B,
+            digest.digest(exploration('200 consumer %s' % UUID_B,
                                       'node-1-5e62a47d of compute-1',
                                       '<Instance at 0x7f11bb>')))
 
     def test_what_a_step_saw_counts(self):
         one = exploration('200 1 candidate(s)')
-        self.assertNotEqual(report.digest(one),
-                            report.digest(exploration('200 3 candidate(s)')))
-        self.assertNotEqual(report.digest(one), report.digest(
+        self.assertNotEqual(digest.digest(one),
+                            digest.digest(exploration('200 3 candidate(s)')))
+        self.assertNotEqual(digest.digest(one), digest.digest(
             exploration('200 1 candidate(s)', outcome=('claim wiped',))))
-        self.assertNotEqual(report.digest(one), report.digest(
+        self.assertNotEqual(digest.digest(one), digest.digest(
             exploration('200 1 candidate(s)', label='GET /other')))
-        self.assertEqual(report.digest(one),
-                         report.digest(exploration('200 1 candidate(s)')))
+        self.assertEqual(digest.digest(one),
+                         digest.digest(exploration('200 1 candidate(s)')))
