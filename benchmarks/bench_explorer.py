@@ -56,8 +56,8 @@ from shelvefix import cluster
 from shelvefix import explorer
 from shelvefix.explorer import controller as controller_mod
 from shelvefix import race
+from shelvefix.race import digest
 from shelvefix.race import outcomes
-from shelvefix.race import report
 from shelvefix.race import scenarios
 from shelvefix.race import targets
 
@@ -206,7 +206,7 @@ def on_cluster(cluster_engine, backend, name, cells):
         results = lab.explore_many([cluster_lab.Request(scenario, cell)
                                     for cell, _exploration in cells])
         seconds = time.perf_counter() - start
-    here = [(cell, report.digest(exploration))
+    here = [(cell, digest.digest(exploration))
             for cell, exploration in cells]
     return seconds, here == [(r.cell, r.digest) for r in results]
 

@@ -116,3 +116,24 @@ class BenchExplorerTestCase(base.TestCase):
         # argparse's usage, then one line naming what was wrong.
         self.assertIn('error: --cluster local:x',
                       err.strip().splitlines()[-1])
+
+    def test_the_cluster_is_compared_run_for_run(self):
+        from shelvefix.race import digest
+        from shelvefix.race import scenarios
+        cell = scenarios.Cell('corrected', 'delete', None)
+        exploration = mock.Mock(runs=[])
+        result = mock.Mock(cell=cell, digest=digest.digest(exploration))
+        lab = mock.MagicMock()
+        lab.__enter__.return_value = lab
+        lab.explore_many.return_value = [result]
+        with mock.patch('shelvefix.cluster.lab.ClusterLab',
+                        return_value=lab):
+            seconds, same = self.bench.on_cluster(
+                mock.Mock(), 'double', race.OFFLOAD_UNSHELVE,
+                [(cell, exploration)])
+            self.assertTrue(same)
+            self.assertGreaterEqual(seconds, 0)
+            result.digest = 'other'
+            self.assertFalse(self.bench.on_cluster(
+                mock.Mock(), 'double', race.OFFLOAD_UNSHELVE,
+                [(cell, exploration)])[1])
