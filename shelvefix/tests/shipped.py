@@ -37,8 +37,7 @@ def folder(name, marker):
 def load_script(name, filename):
     """``NAME/FILENAME`` as a module, its folder first on ``sys.path``.
 
-    The caller puts ``sys.path`` back (a ``fixtures.MonkeyPatch`` of it
-    before the call).
+    The caller puts ``sys.path`` back (:func:`use_script` does).
 
     :raises LookupError: the folder is not there
     """
@@ -64,3 +63,18 @@ def missing(testcase, reason):
     if os.environ.get(REQUIRED):
         testcase.fail(reason)
     testcase.skipTest(reason)
+
+
+def use_script(testcase, name, filename):
+    """``NAME/FILENAME`` as a module, for the length of ``testcase``.
+
+    As when the script runs: its folder first on ``sys.path`` (for its
+    sibling modules), put back at the test's cleanup. A folder that is not
+    there skips the test, or fails it (:func:`missing`).
+    """
+    import fixtures
+    testcase.useFixture(fixtures.MonkeyPatch('sys.path', list(sys.path)))
+    try:
+        return load_script(name, filename)
+    except LookupError as e:
+        missing(testcase, str(e))

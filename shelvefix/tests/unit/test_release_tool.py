@@ -1,7 +1,6 @@
 """``tools/release.py``: what fails a release before anything installs."""
 
 import os
-import sys
 import zipfile
 
 import fixtures
@@ -14,11 +13,7 @@ class ReleaseToolTestCase(testtools.TestCase):
 
     def setUp(self):
         super().setUp()
-        self.useFixture(fixtures.MonkeyPatch('sys.path', list(sys.path)))
-        try:
-            self.release = shipped.load_script('tools', 'release.py')
-        except LookupError as e:
-            shipped.missing(self, str(e))
+        self.release = shipped.use_script(self, 'tools', 'release.py')
         self.tmp = self.useFixture(fixtures.TempDir()).path
 
     def test_a_warning_of_the_project_fails_the_build(self):

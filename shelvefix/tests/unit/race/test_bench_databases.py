@@ -4,10 +4,7 @@ The benchmark lives beside the package, not in it: from a checkout, or
 where the wheel installs it (:mod:`shelvefix.tests.shipped`).
 """
 
-import sys
 from unittest import mock
-
-import fixtures
 
 from shelvefix.cmd import main as shelvefix_main
 from shelvefix.tests import base
@@ -18,14 +15,8 @@ class BenchDatabasesTestCase(base.TestCase):
 
     def setUp(self):
         super(BenchDatabasesTestCase, self).setUp()
-        # As when run as a script: its directory first on sys.path, for
-        # its sibling module (figures).
-        self.useFixture(fixtures.MonkeyPatch('sys.path', list(sys.path)))
-        try:
-            self.bench = shipped.load_script('benchmarks',
-                                             'bench_databases.py')
-        except LookupError as e:
-            shipped.missing(self, str(e))
+        self.bench = shipped.use_script(self, 'benchmarks',
+                                        'bench_databases.py')
 
     def test_every_setup_is_a_stress_database(self):
         parser = shelvefix_main.build_parser()

@@ -5,10 +5,7 @@ where the wheel installs it (:mod:`shelvefix.tests.shipped`).
 """
 
 import io
-import sys
 from unittest import mock
-
-import fixtures
 
 from shelvefix import race
 from shelvefix.tests import base
@@ -19,14 +16,8 @@ class BenchExplorerTestCase(base.TestCase):
 
     def setUp(self):
         super(BenchExplorerTestCase, self).setUp()
-        # As when run as a script: its directory first on sys.path, for
-        # its sibling module (figures).
-        self.useFixture(fixtures.MonkeyPatch('sys.path', list(sys.path)))
-        try:
-            self.bench = shipped.load_script('benchmarks',
-                                             'bench_explorer.py')
-        except LookupError as e:
-            shipped.missing(self, str(e))
+        self.bench = shipped.use_script(self, 'benchmarks',
+                                        'bench_explorer.py')
 
     def test_every_scenario_says_whether_its_unreduced_search_runs(self):
         self.assertEqual(set(self.bench.LIBRARY_SCENARIOS),

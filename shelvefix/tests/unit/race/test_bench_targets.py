@@ -5,10 +5,7 @@ where the wheel installs it (:mod:`shelvefix.tests.shipped`).
 """
 
 import io
-import sys
 from unittest import mock
-
-import fixtures
 
 from shelvefix import race
 from shelvefix.race import scenarios
@@ -20,14 +17,8 @@ class BenchTargetsTestCase(base.TestCase):
 
     def setUp(self):
         super(BenchTargetsTestCase, self).setUp()
-        # As when run as a script: its directory first on sys.path, for
-        # its sibling module (figures).
-        self.useFixture(fixtures.MonkeyPatch('sys.path', list(sys.path)))
-        try:
-            self.bench = shipped.load_script('benchmarks',
-                                             'bench_targets.py')
-        except LookupError as e:
-            shipped.missing(self, str(e))
+        self.bench = shipped.use_script(self, 'benchmarks',
+                                        'bench_targets.py')
 
     def test_the_new_scenarios_are_scenarios(self):
         self.assertLessEqual(set(self.bench.NEW_SCENARIOS),
