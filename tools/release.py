@@ -54,13 +54,11 @@ class ReleaseError(Exception):
     """A step failed: its one-line reason."""
 
 
-def run(argv, cwd=None, env=None, quiet=True):
+def run(argv, cwd=None, env=None):
     """Run a command; its output, or ReleaseError with its last lines."""
     proc = subprocess.run(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                           universal_newlines=True)
-    if not quiet:
-        sys.stdout.write(proc.stdout)
     if proc.returncode:
         tail = '\n'.join(proc.stdout.splitlines()[-20:])
         raise ReleaseError('%s exited %d:\n%s' % (
