@@ -4,6 +4,7 @@ import contextlib
 import functools
 import threading
 import time
+import uuid
 
 from oslo_utils import uuidutils
 
@@ -13,6 +14,20 @@ from shelvefix import exception
 def is_uuid_like(value):
     """True if ``value`` is a string that parses as a uuid."""
     return isinstance(value, str) and uuidutils.is_uuid_like(value)
+
+
+#: The namespace of :func:`fixed_uuid`'s uuids.
+_FIXED = uuid.uuid5(uuid.NAMESPACE_URL, 'https://opendev.org/shelvefix')
+
+
+def fixed_uuid(name):
+    """The same uuid for ``name`` in every process.
+
+    For records every run of a program shares (a cell, an image): a
+    step's label naming one must read alike in the process that hands a
+    subtree out and in the one that replays it.
+    """
+    return str(uuid.uuid5(_FIXED, name))
 
 
 def validate_uuid(value):

@@ -25,10 +25,10 @@ from nova.compute import vm_states
 from nova import objects
 from nova.objects import pci_device
 from oslo_serialization import jsonutils
-from oslo_utils import uuidutils
 
 from shelvefix.nova import doubles
 from shelvefix.nova import harness
+from shelvefix import utils
 
 VENDOR_ID = '8086'
 PRODUCT_ID = '1563'
@@ -37,7 +37,8 @@ PRODUCT_ID = '1563'
 ALIAS = 'nic'
 ALIASES = (ALIAS, 'nic-b')
 #: The id nova's API gives each alias's request.
-REQUEST_IDS = {alias: uuidutils.generate_uuid() for alias in ALIASES}
+REQUEST_IDS = {alias: utils.fixed_uuid('pci-request-' + alias)
+               for alias in ALIASES}
 #: What the judge says of a server whose PCI devices are not its host's.
 PCI_MISMATCH = 'PCI devices mismatch'
 

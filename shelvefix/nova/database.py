@@ -38,8 +38,9 @@ from oslo_utils import uuidutils
 
 from shelvefix import exception as shelvefix_exception
 from shelvefix.nova import doubles
+from shelvefix import utils
 
-CELL_UUID = uuidutils.generate_uuid()
+CELL_UUID = utils.fixed_uuid('cell1')
 
 
 def cell_mapping():

@@ -17,9 +17,8 @@ backend. What runs is nova's code, from the installed release:
 * the conductor's ``ComputeTaskManager.unshelve_instance``, which calls
   the scheduler's ``select_destinations`` (request filters, ``GET
   /allocation_candidates``, the host manager's filters and weighers,
-  ``claim_resources``), then casts ``unshelve_instance``;
-* before the conductor, the API's part of an unshelve
-  (:func:`shelvefix.race.client.unshelve`).
+  ``claim_resources``), then casts ``unshelve_instance``; before it, the
+  API's part of an unshelve (:func:`shelvefix.race.client.unshelve`).
 
 Stubbed (they need a database, a hypervisor, RPC or another service):
 
@@ -70,6 +69,7 @@ from shelvefix.nova import harness
 from shelvefix.objects import instance as instance_obj
 from shelvefix.race import client
 from shelvefix import rpc
+from shelvefix import utils
 
 SOURCE = 'compute-1'
 DESTINATION = 'compute-2'
@@ -78,7 +78,7 @@ CONDUCTOR = 'conductor'
 ON_SOURCE = 'on-source'
 OFFLOADED = 'offloaded'
 INVENTORY = harness.INVENTORY
-IMAGE = uuidutils.generate_uuid()
+IMAGE = utils.fixed_uuid('image')
 
 
 def flavor(flavor_id=1, name='m1.small', vcpus=1, memory_mb=512,

@@ -20,6 +20,7 @@ from shelvefix.cluster import lab as cluster_lab
 from shelvefix.cluster import tasks
 from shelvefix import corpus
 from shelvefix.corpus import runs
+from shelvefix.explorer import subtrees
 from shelvefix.nova import lab as nova_lab
 from shelvefix import race
 from shelvefix.race import scenarios
@@ -83,3 +84,36 @@ class RunnerSubtreesTestCase(testtools.TestCase):
             self.assertEqual(first, self.subtree(runner, job))
             self.assertEqual(result.digest, runner.explore(periodic,
                                                            cell).digest)
+
+
+class SubtreeElsewhereTestCase(testtools.TestCase):
+    """A subtree searched in another process replays the same steps.
+
+    The runs a worker hands out are replayed by another worker's runner,
+    a process with its own nova programs: whatever a step's label names
+    (a lock's key, a record's uuid) must be named alike there.
+    """
+
+    def test_stacks_passed_between_two_runners(self):
+        # live-migrate-group's conductors take the cell's lock (nova's
+        # set_target_cell): a label naming a uuid made per process.
+        cell = scenarios.Cell(race.CORRECTED, None, None)
+        job = tasks.Job(race.NOVA, race.LIVE_MIGRATE_GROUP, cell, 'double')
+        schedules = []
+        with nova_lab.NovaLab(None, 'double') as one, \
+                nova_lab.NovaLab(None, 'double') as other:
+            payload = pickle.dumps([])
+            # Each run's stack to go on from goes to the other runner,
+            # which replays it, until that subtree is over.
+            for runner in (one, other) * 10:
+                runs, payload = runner.subtree(job, payload, True, 10.0,
+                                               0.0)
+                self.assertEqual(1, len(runs))
+                key, observed = pickle.loads(runs[0])
+                self.assertIsInstance(observed, subtrees.Observed)
+                schedules.append(tuple(observed.record.schedule))
+                if payload is None:
+                    break
+        self.assertIsNone(payload)
+        self.assertGreater(len(schedules), 1)
+        self.assertEqual(len(schedules), len(set(schedules)))

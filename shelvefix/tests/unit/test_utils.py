@@ -1,5 +1,7 @@
-"""Tests for the per-host named locks."""
+"""Tests for the per-host named locks and the other helpers."""
 
+import subprocess
+import sys
 import threading
 
 from shelvefix.tests import base
@@ -96,3 +98,17 @@ class SerializeASTParseTestCase(base.TestCase):
             self.assertEqual([], parsed)
         thread.join(10)
         self.assertEqual(['Module'], [type(p).__name__ for p in parsed])
+
+
+class FixedUUIDTestCase(base.TestCase):
+
+    def test_same_in_every_process(self):
+        code = 'from shelvefix import utils; print(utils.fixed_uuid("cell1"))'
+        there = subprocess.run([sys.executable, '-c', code], check=True,
+                               capture_output=True, text=True).stdout
+        self.assertEqual(utils.fixed_uuid('cell1'), there.strip())
+        self.assertTrue(utils.is_uuid_like(there.strip()))
+
+    def test_one_per_name(self):
+        self.assertNotEqual(utils.fixed_uuid('cell1'),
+                            utils.fixed_uuid('image'))
