@@ -61,13 +61,17 @@ def add_arguments(parser):
         help='only this row (a bug number as --list shows it); repeatable')
     parser.add_argument(
         '--family', action='append', choices=corpus.FAMILIES,
-        help='only the rows of this operation family; repeatable')
+        metavar='FAMILY',
+        help='only the rows of this operation family (%s); repeatable'
+             % ', '.join(corpus.FAMILIES))
     parser.add_argument(
         '--kind', action='append', choices=corpus.KINDS,
         help='only the rows of this kind; repeatable')
     parser.add_argument(
         '--scenario', action='append', choices=race.SCENARIOS,
-        help='only the rows the lab explores in this scenario; repeatable')
+        metavar='SCENARIO',
+        help='only the rows the lab explores in this scenario (%s); '
+             'repeatable' % ', '.join(race.SCENARIOS))
     parser.add_argument(
         '--backend', choices=(backends.DOUBLE, backends.REAL),
         default=backends.DOUBLE,

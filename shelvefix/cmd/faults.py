@@ -31,8 +31,8 @@ DESCRIPTION = (
     'Verdict: 0 if nothing was lost and every case ran, 1 if something '
     'was lost or a case did not run (said in a line). A fault inside '
     'placement\'s database cannot be injected into a placement in another '
-    'process (remote, galera): that case is named as not applicable, '
-    'excluded, and not counted as a case to run.',
+    'process (remote, --database galera): that case is named as not '
+    'applicable, excluded, and not counted as a case to run.',
 )
 
 
@@ -44,9 +44,15 @@ def add_arguments(parser):
     parser.add_argument(
         '--backend', choices=backends.NAMES + (GALERA,), action='append',
         help='placement to inject faults in front of (repeatable; '
-             'default: real, the embedded openstack-placement; galera: '
-             'placement under gunicorn on each node of a three-node '
-             'MariaDB Galera cluster, every request to the next node)')
+             'default: real, the embedded openstack-placement, unless '
+             '--database is given); galera is the old spelling of '
+             '--database galera')
+    parser.add_argument(
+        '--database', choices=(GALERA,),
+        help='galera: also inject in front of placement under gunicorn on '
+             'each node of a three-node MariaDB Galera cluster, every '
+             'request to the next node (as shelvefix stress --database '
+             'galera)')
     common.add_config_file_argument(parser)
     common.add_free_argument(parser, 'both')
     common.add_json_argument(parser)
@@ -76,18 +82,30 @@ def _case_json(case):
             'not_injected': case.not_injected}
 
 
+def backend_names(args, err):
+    """The placements to run the matrix on, in order, each once."""
+    names = list(args.backend or ())
+    if GALERA in names:
+        err.write('shelvefix faults: --backend galera is deprecated: use '
+                  '--database galera\n')
+    if args.database == GALERA:
+        names.append(GALERA)
+    names = names or [backends.REAL]
+    return sorted(set(names), key=names.index)
+
+
 def run(args, out, err):
     """Run the command; returns the exit status.
 
     :raises CommandError: for what the user can fix
     """
     from shelvefix.race import fault_matrix
-    names = args.backend or [backends.REAL]
+    names = backend_names(args, err)
     frees = args.free or race.FREE_METHODS
     results = collections.OrderedDict()
     if GALERA in names and args.config_file:
         raise common.CommandError(
-            '--config-file cannot be given with --backend galera, which '
+            '--config-file cannot be given with --database galera, which '
             'writes the configuration of the placement it starts: run '
             'the other backends without it')
     placements = [(name, _galera() if name == GALERA else

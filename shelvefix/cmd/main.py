@@ -86,7 +86,8 @@ def _paragraph(paragraph):
         # not need).
         paragraph = paragraph()
     if isinstance(paragraph, str):
-        return textwrap.fill(' '.join(paragraph.split()), 79)
+        return textwrap.fill(' '.join(paragraph.split()), 79,
+                             break_on_hyphens=False)
     heading, items = paragraph
     width = max(len(term) for term, _text in items) + 4
     lines = [textwrap.fill(heading, 79)]
@@ -94,8 +95,19 @@ def _paragraph(paragraph):
         lines.append(textwrap.fill(
             ' '.join(text.split()), 79, initial_indent=(
                 '  %s' % term).ljust(width),
-            subsequent_indent=' ' * width))
+            subsequent_indent=' ' * width, break_on_hyphens=False))
     return '\n'.join(lines)
+
+
+class _Formatter(argparse.RawDescriptionHelpFormatter):
+    """Options' help wrapped between words.
+
+    Never inside a hyphenated name (a scenario, an option).
+    """
+
+    def _split_lines(self, text, width):
+        return textwrap.wrap(' '.join(text.split()), width,
+                             break_on_hyphens=False)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -168,7 +180,7 @@ def build_parser():
         module = importlib.import_module('shelvefix.cmd.%s' % name)
         command = sub.add_parser(
             name, help=module.HELP,
-            formatter_class=argparse.RawDescriptionHelpFormatter,
+            formatter_class=_Formatter,
             parents=[common_options])
         command.described = module
         module.add_arguments(command)

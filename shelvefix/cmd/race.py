@@ -83,6 +83,7 @@ def add_arguments(parser):
     """Add the command's options to its subparser."""
     parser.add_argument(
         '--scenario', choices=race.SCENARIOS + (race.ALL,),
+        metavar='SCENARIO',
         default=race.DEFAULT_SCENARIO,
         help='what to explore (default offload-unshelve; see above)')
     parser.add_argument(

@@ -9,6 +9,9 @@ database instead; ``--backend`` runs against the in-process double or real
 placement, or a remote one from ``--config-file``.
 """
 
+import argparse
+import contextlib
+import os
 
 from shelvefix import backends
 from shelvefix.cmd import common
@@ -20,6 +23,8 @@ MAX_SERVERS = 1000
 #: Servers x cycles of one ordering's run, at most: it keeps every
 #: request's record, about 4 KB a cycle (see doc/source/commands/stress).
 MAX_CYCLES = 100000
+#: The cluster script's data directory when none is given.
+DEFAULT_PG_DATA = '/tmp/shelvefix-pg'
 DEFAULT_SERVER_WORKERS = 2
 #: What --help says of the connect timeout (the server module's
 #: CONNECT_TIMEOUT, in backends.database: not imported for a --help).
@@ -103,6 +108,7 @@ def add_arguments(parser):
     parser.add_argument(
         '--galera-fault', choices=('kill', 'pause', 'node-death',
                                    'server-death', 'disk-full'),
+        metavar='FAULT',
         help='with --database galera, 2 s into each ordering\'s run: '
              'kill (SIGKILL) the last node and start it again 5 s later; '
              'or pause (SIGSTOP) it for 35 s, longer than the placement '
@@ -117,6 +123,15 @@ def add_arguments(parser):
              'say how to stop it (by default the command stops what it '
              'started; a cluster running before it stays running; MariaDB '
              'and Galera servers are the run\'s own and always stopped)')
+    parser.add_argument(
+        '--postgresql-port', type=_port, metavar='PORT',
+        help='with --database postgresql: the port of the cluster on '
+             '127.0.0.1 (default: 5433, or the first free one above it); '
+             'a port given is used or refused (SHELVEFIX_PG_PORT)')
+    parser.add_argument(
+        '--postgresql-data', metavar='DIR',
+        help='with --database postgresql: the cluster\'s data directory '
+             '(default %s; SHELVEFIX_PG_DATA)' % DEFAULT_PG_DATA)
     parser.add_argument('--server-workers', type=int, metavar='N',
                         help='gunicorn worker processes of --backend server '
                              '(default %d; at most %d per CPU this process '
@@ -150,11 +165,56 @@ def add_arguments(parser):
     common.add_progress_argument(parser)
 
 
+def _port(text):
+    try:
+        port = int(text)
+    except ValueError:
+        port = 0
+    if not 1 <= port <= 65535:
+        raise argparse.ArgumentTypeError('%r is not a port number (1 to '
+                                         '65535)' % text)
+    return port
+
+
+def postgresql_environment(args):
+    """The variables the cluster script reads, as the options set them."""
+    env = {}
+    if args.postgresql_port is not None:
+        env['SHELVEFIX_PG_PORT'] = str(args.postgresql_port)
+    if args.postgresql_data is not None:
+        env['SHELVEFIX_PG_DATA'] = os.path.abspath(args.postgresql_data)
+    return env
+
+
+@contextlib.contextmanager
+def _environment(variables):
+    """``variables`` set in this process's environment.
+
+    Its children inherit them; each is put back as it was after.
+    """
+    before = {name: os.environ.get(name) for name in variables}
+    os.environ.update(variables)
+    try:
+        yield
+    finally:
+        for name, value in before.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
 def _validate(args):
     for option, given in (('--galera-writer', args.galera_writer),
                           ('--galera-fault', args.galera_fault)):
         if given and args.database != 'galera':
             return '%s applies to --database galera only' % option
+    for option, given in (('--postgresql-port', args.postgresql_port),
+                          ('--postgresql-data', args.postgresql_data)):
+        if given is not None and (args.database not in (None, 'postgresql')
+                                  or args.db_url or args.backend != SERVER):
+            return ('%s applies to --database postgresql only (the '
+                    'default of --backend server)' % option)
     if args.keep_database and (args.database not in (None, 'postgresql')
                                or args.db_url or args.backend != SERVER):
         return ('--keep-database applies to --database postgresql only: '
@@ -258,7 +318,7 @@ def _run_on_server(args, out, err):
                                  workers=workers, db_url=args.db_url,
                                  stop_cluster=not args.keep_database)
     try:
-        with srv:
+        with _environment(postgresql_environment(args)), srv:
             # The server writes the [placement] file a --config-file user
             # would pass; reading it exercises the same path as --backend
             # remote.
@@ -283,9 +343,12 @@ def _report_cluster(cluster, err):
         err.write('shelvefix stress: the PostgreSQL cluster it started is '
                   'still in use; its last user stops it\n')
     elif cluster.outcome == 'left running':
+        # The data directory the script must be told, if not its default.
+        given = '' if cluster.data == DEFAULT_PG_DATA else (
+            'SHELVEFIX_PG_DATA=%s ' % cluster.data)
         err.write('shelvefix stress: the PostgreSQL cluster it started is '
-                  'left running (--keep-database); stop it with: bash %s '
-                  'stop\n' % cluster.script)
+                  'left running (--keep-database); stop it with: %sbash %s '
+                  'stop\n' % (given, cluster.script))
     else:
         err.write('shelvefix stress: the PostgreSQL cluster it started may '
                   'still run: %s\n' % common.one_line(str(cluster.outcome)))

@@ -114,8 +114,28 @@ class ClusterPolicyTestCase(PrivateClusterTestCase):
     def test_kept_if_asked_and_said_how_to_stop(self):
         err = self.stress('--keep-database')
         self.assertTrue(self.running())
-        self.assertIn('left running (--keep-database); stop it with: bash '
-                      '%s stop' % postgresql.POSTGRESQL_SCRIPT, err)
+        # The data directory is not the default: the command names it.
+        self.assertIn('left running (--keep-database); stop it with: '
+                      'SHELVEFIX_PG_DATA=%s bash %s stop'
+                      % (os.path.realpath(self.data),
+                         postgresql.POSTGRESQL_SCRIPT), err)
+        self.assertEqual(0, self.script('stop').returncode)
+        self.assertStopped()
+
+    def test_options_instead_of_the_environment(self):
+        # --postgresql-data and --postgresql-port name the cluster as the
+        # variables do.
+        self.useFixture(fixtures.EnvironmentVariable('SHELVEFIX_PG_DATA'))
+        self.useFixture(fixtures.EnvironmentVariable('SHELVEFIX_PG_PORT'))
+        err = self.stress('--keep-database', '--postgresql-data', self.data,
+                          '--postgresql-port', str(self.port))
+        self.assertTrue(postgres_running(self.data), err)
+        self.assertTrue(test_mariadb.listening(self.port))
+        self.assertNotIn('SHELVEFIX_PG_DATA', os.environ)
+        self.useFixture(fixtures.EnvironmentVariable('SHELVEFIX_PG_DATA',
+                                                     self.data))
+        self.useFixture(fixtures.EnvironmentVariable('SHELVEFIX_PG_PORT',
+                                                     str(self.port)))
         self.assertEqual(0, self.script('stop').returncode)
         self.assertStopped()
 

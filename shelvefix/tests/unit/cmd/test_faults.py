@@ -8,6 +8,7 @@ import io
 import json
 from unittest import mock
 
+from shelvefix.cmd import faults
 from shelvefix.cmd import main
 from shelvefix.race import fault_matrix
 from shelvefix.tests import base
@@ -58,3 +59,39 @@ class EvidenceTestCase(base.TestCase):
                       "partly committed): placement's database is another "
                       "process's", out)
         self.assertIn('double             27', out)
+
+
+class BackendNamesTestCase(base.TestCase):
+    """Galera is chosen as stress chooses it: --database galera."""
+
+    def names(self, *argv):
+        args = main.build_parser().parse_args(['faults'] + list(argv))
+        err = io.StringIO()
+        return faults.backend_names(args, err), err.getvalue()
+
+    def test_default_is_real(self):
+        self.assertEqual((['real'], ''), self.names())
+
+    def test_database_galera_adds_the_cluster(self):
+        self.assertEqual((['galera'], ''), self.names('--database',
+                                                      'galera'))
+        self.assertEqual((['double', 'galera'], ''),
+                         self.names('--backend', 'double', '--database',
+                                    'galera'))
+
+    def test_the_old_spelling_still_works_and_says_so(self):
+        names, err = self.names('--backend', 'galera', '--database',
+                                'galera')
+        self.assertEqual(['galera'], names)
+        self.assertIn('--backend galera is deprecated: use --database '
+                      'galera', err)
+
+    def test_galera_with_a_config_file_is_refused_in_one_line(self):
+        out, err = io.StringIO(), io.StringIO()
+        with mock.patch('sys.stderr', err):
+            rc = main.main(['faults', '--database', 'galera',
+                            '--config-file', '/dev/null'], out=out)
+        self.assertEqual(2, rc)
+        self.assertIn('--config-file cannot be given with --database '
+                      'galera', err.getvalue())
+        self.assertEqual(1, len(err.getvalue().strip().splitlines()))

@@ -96,3 +96,18 @@ class HelpTestCase(base.TestCase):
         args = self.parser.parse_args(['race', '--ordering', 'legacy',
                                        '--variant', 'pre-2025480'])
         self.assertEqual(['legacy', 'pre-2025480'], args.variant)
+
+    def test_every_choice_is_in_the_help_and_it_fits_a_terminal(self):
+        # An option with a metavar hides its choices from the usage line:
+        # the help names them instead. No line is wider than 79 (the
+        # guide shows each --help as printed).
+        self.useFixture(fixtures.EnvironmentVariable('COLUMNS', '79'))
+        for name, command in self.parser.commands.items():
+            text = self.help_text([name, '--help'])
+            folded = ' '.join(text.split())
+            for action in command._actions:
+                for choice in action.choices or ():
+                    self.assertIn(str(choice), folded,
+                                  '%s %s' % (name, action.option_strings))
+            wide = [line for line in text.splitlines() if len(line) > 79]
+            self.assertEqual([], wide, name)

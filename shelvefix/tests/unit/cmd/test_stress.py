@@ -242,3 +242,63 @@ class StoppedRunTestCase(base.TestCase):
         self.assertIn('unexpected error, a bug in shelvefix: TypeError: a '
                       'bug here', err.getvalue())
         self.assertIn('NOT SHOWN CLEAN, the run stopped', out.getvalue())
+
+
+class PostgreSQLOptionsTestCase(base.TestCase):
+    """--postgresql-port and --postgresql-data reach the cluster script."""
+
+    def run_main(self, *argv):
+        out, err = io.StringIO(), io.StringIO()
+        # Usage errors go to sys.stderr (argparse), the others to err.
+        with mock.patch('sys.stderr', err):
+            try:
+                rc = main.main(['stress'] + list(argv), out=out, err=err)
+            except SystemExit as e:
+                rc = e.code
+        return rc, err.getvalue()
+
+    def test_the_script_sees_them_while_the_server_runs(self):
+        self.useFixture(fixtures.EnvironmentVariable('SHELVEFIX_PG_PORT'))
+        self.useFixture(fixtures.EnvironmentVariable('SHELVEFIX_PG_DATA',
+                                                     '/before'))
+        seen = {}
+
+        class Server(object):
+            cluster = None
+
+            def __init__(self, **kwargs):
+                pass
+
+            def __enter__(self):
+                import os
+                seen.update(port=os.environ.get('SHELVEFIX_PG_PORT'),
+                            data=os.environ.get('SHELVEFIX_PG_DATA'))
+                raise exception.ShelvefixException('no server here')
+
+            def __exit__(self, *exc):
+                return False
+
+        with mock.patch('shelvefix.backends.server.PlacementServer',
+                        Server):
+            rc, err = self.run_main('--postgresql-port', '5999',
+                                    '--postgresql-data', 'pg')
+        self.assertEqual(2, rc, err)
+        import os
+        self.assertEqual({'port': '5999',
+                          'data': os.path.join(os.getcwd(), 'pg')}, seen)
+        # Put back as they were.
+        self.assertNotIn('SHELVEFIX_PG_PORT', os.environ)
+        self.assertEqual('/before', os.environ['SHELVEFIX_PG_DATA'])
+
+    def test_a_bad_port_is_one_line(self):
+        rc, err = self.run_main('--postgresql-port', '70000')
+        self.assertEqual(2, rc)
+        self.assertIn("'70000' is not a port number", err)
+        self.assertEqual(1, len(err.splitlines()), err)
+
+    def test_only_with_postgresql(self):
+        rc, err = self.run_main('--database', 'mariadb',
+                                '--postgresql-port', '5999')
+        self.assertEqual(2, rc)
+        self.assertIn('--postgresql-port applies to --database postgresql '
+                      'only', err)
