@@ -8,9 +8,11 @@ comment: it does not show on the rendered page)::
 
     .. ci: quickstart   the quick start's two commands, printed one per
                         line by ``readme.py quickstart`` for .ci/run
-    .. ci: run          shell commands, one per line, run in order with
-                        bash from the clone's root, the quick start's
-                        virtualenv first on PATH; each must exit 0
+    .. ci: run          shell commands, one per line (a line ending in
+                        a backslash goes on on the next), run in order
+                        with bash from the clone's root, the quick
+                        start's virtualenv first on PATH; each must
+                        exit 0
     .. ci: run exit=N   the same, each must exit N
     .. ci: output       what the last command of the ``run`` block before
                         it prints: every line of the block must appear in
@@ -188,6 +190,24 @@ def quickstart(found):
         raise ReadmeError('the quick start must have two commands, has %d'
                           % len(commands))
     return commands
+
+
+def commands(text):
+    """A ``run`` block's commands: one per line, a line ending in ``\\``
+    going on on the next (as a shell reads it; the guide folds a long
+    command so that it fits the page)."""
+    found, pending = [], ''
+    for line in text.splitlines():
+        if line.rstrip().endswith('\\'):
+            pending += line.rstrip()[:-1].strip() + ' '
+            continue
+        line = (pending + line.strip()).strip()
+        pending = ''
+        if line:
+            found.append(line)
+    if pending.strip():
+        found.append(pending.strip())
+    return found
 
 
 def _fold(text):
@@ -379,7 +399,7 @@ def run(found, words=(), out=sys.stdout):
             continue
         expected = int(block.argument.split('=', 1)[1]) if block.argument \
             else 0
-        for command in [c for c in block.text.splitlines() if c.strip()]:
+        for command in commands(block.text):
             proc, seconds = _run(command, env)
             ok = proc.returncode == expected
             passed, failed = passed + ok, failed + (not ok)

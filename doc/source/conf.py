@@ -1,6 +1,7 @@
 # Sphinx configuration of the shelvefix guide (tox -e docs).
 #
-# The build is offline: Sphinx's built-in alabaster theme, no intersphinx,
+# The build is offline: openstackdocstheme with its remote parts left out
+# (analytics, badge, global search: see html_theme_options), no intersphinx,
 # and sequence diagrams rendered to inline SVG at build time
 # (_ext/sequence_diagrams.py). _ext/api_coverage.py fails the build (-W)
 # when a public class or function of shelvefix is missing from the API
@@ -32,13 +33,17 @@ version = '.'.join(release.split('.')[:2])
 
 extensions = [
     'sphinx.ext.autodoc',
+    'sphinx.ext.autosummary',
     'sphinx.ext.viewcode',
+    'openstackdocstheme',
     'oslo_config.sphinxext',
     'reno.sphinxext',
     'api_coverage',
     'command_help',
     'corpus_table',
     'py_names',
+    'readable_pages',
+    'race_diagrams',
     'sequence_diagrams',
 ]
 
@@ -46,6 +51,8 @@ master_doc = 'index'
 source_suffix = {'.rst': 'restructuredtext'}
 exclude_patterns = ['_build', 'build', '_ext', 'Thumbs.db', '.DS_Store']
 pygments_style = 'sphinx'
+# A "::" block's language is chosen by _ext/readable_pages.py; Sphinx's
+# own default (highlight_language) stays for viewcode's source pages.
 language = 'en'
 
 # -- autodoc ----------------------------------------------------------------
@@ -60,6 +67,30 @@ autodoc_inherit_docstrings = False
 # modules (shelvefix.nova) import nova, which the docs do not install.
 autodoc_mock_imports = ['placement.wsgi.api', 'nova', 'oslo_messaging']
 
+# -- API reference: a page per module (autosummary) -------------------------
+
+# The pages under reference/api/ list their modules in an autosummary
+# table; each module's page is written at build time into
+# reference/api/generated/ (not committed) from
+# _templates/autosummary/module.rst.
+autosummary_generate = True
+# The options of a module's automodule beside :members:, by module
+# ("shelvefix.exception") or by package ("shelvefix.nova.*": the package
+# and every module under it).
+# :undoc-members: where some public names have no docstring: the nova
+# target's programs (their bases are nova's, mocked here), the contract
+# scenarios (classes named for what they check), exceptions.
+API_MODULE_OPTIONS = {
+    'shelvefix.contract.scenarios.*': [':undoc-members:'],
+    'shelvefix.exception': [':undoc-members:'],
+    'shelvefix.explorer': [':ignore-module-all:'],
+    'shelvefix.nova.*': [':undoc-members:'],
+    'shelvefix.novacheck.values': [':undoc-members:'],
+    'shelvefix.race.steps': [':undoc-members:'],
+}
+
+autosummary_context = {'api_module_options': API_MODULE_OPTIONS}
+
 # -- API coverage (_ext/api_coverage.py) ------------------------------------
 
 api_coverage_package = 'shelvefix'
@@ -73,15 +104,17 @@ py_names_packages = ['shelvefix']
 
 # -- HTML -------------------------------------------------------------------
 
-html_theme = 'alabaster'
+html_theme = 'openstackdocs'
 html_theme_options = {
-    'description': 'nova bug 1798688: shelve-offload / unshelve',
-    'fixed_sidebar': False,
-    'page_width': '1100px',
-    'show_relbars': True,
+    # Offline: no analytics, no badge fetched from docs.openstack.org (and
+    # _templates/header.html drops the theme's remote search widget).
+    'analytics_tracking_code': '',
+    'display_badge': False,
 }
+templates_path = ['_templates']
 html_title = 'shelvefix'
-html_static_path = []
+html_static_path = ['_static']
+html_css_files = ['shelvefix.css']
 html_show_sourcelink = True
 
 

@@ -1,4 +1,4 @@
-"""Stop and remove what a dead run left (see :mod:`.runs`).
+"""Stop and remove what a dead run left (see :mod:`~shelvefix.backends.runs`).
 
 :func:`dead_runs` reads the run files, :func:`reap` stops a dead run's
 processes (each session, by pid and start time), stops the PostgreSQL

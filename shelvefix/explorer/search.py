@@ -70,17 +70,17 @@ No run is abandoned
 At least once
     Take a choice point ``E`` and a complete trace ``T`` extending it whose
     first steps no actor asleep at ``E`` could take. Compare ``T`` with the
-    first run explored below ``E``, and take ``T``'s first event ``x``
-    whose causal past (the events before it in happens-before) differs
-    there. ``x``'s actor has the same past up to ``x``, so it reached the
-    same step (determinism), but ran it after an event outside ``T``'s
-    past, or never ran it (it is stuck: its pending step counts as an event
-    that never ran). The race between that event and ``x``'s step (or an
-    event causing it) is reversed, and the wakeup sequence is compatible
-    with ``T``; by induction ``T`` is explored below ``E``. The paper
-    proves this: the actors explored at each choice point form a *source
-    set* for the traces not covered by its sleep set, and wakeup trees keep
-    that while avoiding the points above.
+    first run explored below ``E``, and take ``T``'s first event ``x`` whose
+    causal past (the events before it in happens-before) differs there. ``x``'s
+    actor has the same past up to ``x``, so it reached the same step
+    (determinism), but ran it after an event outside ``T``'s past, or never ran
+    it (it is stuck: its pending step counts as an event that never ran).
+
+    The race between that event and ``x``'s step (or an event causing it) is
+    reversed, and the wakeup sequence is compatible with ``T``; by induction
+    ``T`` is explored below ``E``. The paper proves this: the actors explored
+    at each choice point form a *source set* for the traces not covered by its
+    sleep set, and wakeup trees keep that while avoiding the points above.
 
 Guards
     The argument needs every reversal to be executable. Without guards it
@@ -95,39 +95,39 @@ Guards
     placement gives the step is named by the writes it keeps, in the run's
     order, and is the same in every run of the placement's trace.
 
-    With a guard model (``guard_model``; :mod:`~shelvefix.explorer.guards`)
-    the guard's value in every placement is the model's value on those
-    writes. The placement ``T`` needs (its guard is true: ``T`` runs ``x``
-    there) is then reached by dropping writers, or a placement in between is
-    feasible, is explored, and the argument goes on from that run as without
-    guards: nothing is guessed and no trace is run twice. The controller
-    evaluates the real guard at every choice point where the step is pending
-    and raises :class:`~shelvefix.explorer.model.ExplorationError` if the
-    model disagrees. A placement the model calls enabled is therefore
-    checked when it is run (the run pauses the actor at the step in exactly
-    that state); a model that calls disabled a placement that is enabled,
-    in a state no run reaches with the actor waiting at the step, could
-    hide traces without being caught: a model must be exact. The
-    ready-made ones are, for the steps they describe (a lock whose acquires
-    and releases are the only writes of its resource; a queue's puts and
-    takes).
+    With a guard model (``guard_model``; :mod:`~shelvefix.explorer.guards`) the
+    guard's value in every placement is the model's value on those writes. The
+    placement ``T`` needs (its guard is true: ``T`` runs ``x`` there) is then
+    reached by dropping writers, or a placement in between is feasible, is
+    explored, and the argument goes on from that run as without guards: nothing
+    is guessed and no trace is run twice. The controller evaluates the real
+    guard at every choice point where the step is pending and raises
+    :class:`~shelvefix.explorer.model.ExplorationError` if the model disagrees.
 
-    Without a model, the guard's value is known where the run paused the
-    step's actor at the step while the same writers were the last. When
-    the state a placement needs was never seen, the placement is inserted
-    as a guess (and also looked through, as if false). If the guard is
-    false when a run gets there, the branch is dropped and the run goes on
-    with an actor not asleep if any (a new trace) or else with one asleep:
-    a complete run equivalent to an earlier one, counted in
-    :attr:`Exploration.repeated`. So each trace is explored at least once,
-    and exactly once unless a guess fails. No explorer can avoid that
-    without knowing more than the guard: ``p`` writes ``r``; ``q`` writes
-    ``y``, then waits on ``r``. If ``p`` was run first, nothing tells
-    whether ``q``'s guard held before ``p``'s write but running ``q`` up to
-    its wait first. Guesses never happen when every guarded step without a
-    model names one resource and is its actor's first step, or its actor's
-    previous step touched that resource (as after a lock's release): the
-    actor then waits at the step in every state a placement can need.
+    A placement the model calls enabled is therefore checked when it is run
+    (the run pauses the actor at the step in exactly that state); a model that
+    calls disabled a placement that is enabled, in a state no run reaches with
+    the actor waiting at the step, could hide traces without being caught: a
+    model must be exact. The ready-made ones are, for the steps they describe
+    (a lock whose acquires and releases are the only writes of its resource; a
+    queue's puts and takes).
+
+    Without a model, the guard's value is known where the run paused the step's
+    actor at the step while the same writers were the last. When the state a
+    placement needs was never seen, the placement is inserted as a guess (and
+    also looked through, as if false). If the guard is false when a run gets
+    there, the branch is dropped and the run goes on with an actor not asleep
+    if any (a new trace) or else with one asleep: a complete run equivalent to
+    an earlier one, counted in :attr:`Exploration.repeated`. So each trace is
+    explored at least once, and exactly once unless a guess fails.
+
+    No explorer knowing no more than the guard can avoid that: ``p`` writes
+    ``r``; ``q`` writes ``y``, then waits on ``r``. If ``p`` was run first,
+    nothing tells whether ``q``'s guard held before ``p``'s write but running
+    ``q`` up to its wait first. Guesses never happen when every guarded step
+    without a model names one resource and is its actor's first step, or its
+    actor's previous step touched that resource (as after a lock's release):
+    the actor then waits at the step in every state a placement can need.
 
 Cost
     Replay re-runs the path's prefix; the rest of a run's bookkeeping (sleep

@@ -23,6 +23,7 @@ Why a worker's run is the run the search will make
     existing ones at a node, :func:`~shelvefix.explorer.wakeup.insert`), on
     ``b``'s wakeup subtree, and on the races found by the earlier runs of
     the subtree itself, which the worker inserts as the search would.
+
     Races that reverse at or above ``p`` only change wakeup trees outside
     the subtree, which its runs never read. The search's own runs may
     still append branches inside ``b``'s subtree before it gets there;

@@ -11,8 +11,9 @@
   Imports happen with ``autodoc_mock_imports`` mocked, as autodoc does.
 
 * Once the HTML is written (``build-finished``), every page is scanned for a
-  ``<script src=...>`` or a stylesheet ``<link>`` that loads from the
-  network (``http:``, ``https:`` or ``//``): each is a warning. The guide
+  ``<script src=...>``, a stylesheet ``<link>`` or a script's
+  ``x.src = "..."`` or ``url: "..."`` that loads from the network
+  (``http:``, ``https:`` or ``//``): each is a warning. The guide
   must read offline; Sphinx's own ``_static`` files are local.
 """
 
@@ -128,6 +129,11 @@ _SCRIPT = re.compile(
     r'''<script\b[^>]*?\bsrc\s*=\s*["']?(%s[^"'\s>]*)''' % _NETWORK, re.I)
 _LINK = re.compile(r'<link\b[^>]*>', re.I)
 _HREF = re.compile(r'''\bhref\s*=\s*["']?(%s[^"'\s>]*)''' % _NETWORK, re.I)
+# A script that loads another: "script.src = 'https://...'", or fetches a
+# page: "url : 'https://...'" (jQuery's ajax).
+_SCRIPTED = re.compile(
+    r'''(?:\.src|\burl)\s*[=:]\s*["'](%s[^"'\s]*)''' % _NETWORK, re.I)
+_SCRIPT_BODY = re.compile(r'<script\b[^>]*>(.*?)</script>', re.I | re.S)
 _STYLESHEET = re.compile(
     r'''\brel\s*=\s*["']?[^"'>]*\b(?:stylesheet|preload|modulepreload)''',
     re.I)
@@ -136,6 +142,8 @@ _STYLESHEET = re.compile(
 def remote_resources(html):
     """The URLs of scripts and stylesheets that ``html`` loads remotely."""
     found = [m.group(1) for m in _SCRIPT.finditer(html)]
+    for body in _SCRIPT_BODY.findall(html):
+        found.extend(m.group(1) for m in _SCRIPTED.finditer(body))
     for link in _LINK.findall(html):
         href = _HREF.search(link)
         if href and _STYLESHEET.search(link):

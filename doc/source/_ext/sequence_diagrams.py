@@ -19,18 +19,10 @@ added in order of appearance, as Mermaid does. Anything else (``loop``,
 ``alt``, ``activate``, other arrows...) is reported, naming the line, and
 not drawn: under ``sphinx-build -W`` the build fails.
 
-Directives:
-
-``.. mermaid::``
-    the diagram is the directive's content.
-
-``.. shelvefix-diagram:: ARGS``
-    runs ``python -m shelvefix race ARGS --diagram FILE`` at build time and
-    renders the first Mermaid block of FILE (every block with ``:all:``).
-    A page with one is read again on every build: its diagrams follow the
-    code. ``race`` exits 0 or 1 (its verdict on the corrected code); any
-    other status, a timeout (120 s) or no diagram is a warning with the
-    command's output.
+``.. mermaid::`` draws the directive's content; ``.. shelvefix-diagram::``
+(:mod:`race_diagrams`) draws the explorer's counterexamples with
+:func:`nodes_for`. A line not understood, or a diagram with no participant,
+is a warning.
 
 This module imports without Sphinx (only :func:`setup` and the directives
 need it), so that the renderer can be tested on its own:
@@ -38,18 +30,11 @@ need it), so that the renderer can be tested on its own:
 """
 
 import collections
-import os
 import re
-import shlex
-import subprocess
-import sys
-import tempfile
 from xml.sax import saxutils
 
 __all__ = ['DiagramError', 'Diagram', 'Message', 'Note', 'parse',
-           'render_svg', 'mermaid_blocks', 'run_shelvefix_race', 'setup']
-
-RACE_TIMEOUT = 120
+           'render_svg', 'mermaid_blocks', 'nodes_for', 'setup']
 
 Message = collections.namedtuple('Message', 'source target text dashed')
 Note = collections.namedtuple('Note', 'participants placement text')
@@ -439,7 +424,7 @@ def _note_svg(lines, x0, x1, y, height):
                            'middle')))
 
 
-# -- shelvefix race ---------------------------------------------------------
+# -- Markdown ---------------------------------------------------------------
 
 _BLOCK = re.compile(r'^```mermaid[ \t]*\n(.*?)^```[ \t]*$', re.M | re.S)
 
@@ -449,61 +434,13 @@ def mermaid_blocks(markdown):
     return [block.rstrip('\n') for block in _BLOCK.findall(markdown)]
 
 
-class RaceError(RuntimeError):
-    """``shelvefix race`` failed or wrote no diagram; the text says why."""
-
-
-def run_shelvefix_race(arguments, timeout=RACE_TIMEOUT, cwd=None):
-    """Run ``python -m shelvefix race ARGUMENTS --diagram FILE``.
-
-    :param arguments: the arguments, a list or a shell-like string
-    :returns: the Mermaid blocks of the Markdown it wrote
-    :raises RaceError: it did not run, timed out, exited with neither 0
-        nor 1 (its verdicts), or wrote no diagram
-    """
-    if isinstance(arguments, str):
-        arguments = shlex.split(arguments)
-    if any(a == '--diagram' or a.startswith('--diagram=') for a in arguments):
-        raise RaceError('the arguments must not include --diagram: %s'
-                        % ' '.join(arguments))
-    with tempfile.TemporaryDirectory(prefix='shelvefix-diagram-') as tmp:
-        path = os.path.join(tmp, 'race.md')
-        command = [sys.executable, '-m', 'shelvefix', 'race'] + list(
-            arguments) + ['--diagram', path]
-        shown = ' '.join(shlex.quote(a) for a in ['python'] + command[1:-1])
-        try:
-            proc = subprocess.run(
-                command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT, timeout=timeout, cwd=cwd,
-                universal_newlines=True, errors='replace')
-        except subprocess.TimeoutExpired as e:
-            output = e.output or ''
-            if isinstance(output, bytes):
-                output = output.decode('utf-8', 'replace')
-            raise RaceError('%s FILE timed out after %d s:\n%s'
-                            % (shown, timeout, output)) from e
-        except OSError as e:
-            raise RaceError('%s FILE could not run: %s' % (shown, e)) from e
-        if proc.returncode not in (0, 1):
-            raise RaceError('%s FILE exited %d:\n%s'
-                            % (shown, proc.returncode, proc.stdout))
-        try:
-            with open(path, encoding='utf-8') as f:
-                markdown = f.read()
-        except OSError as e:
-            raise RaceError('%s FILE wrote no diagram file (%s):\n%s'
-                            % (shown, e, proc.stdout)) from e
-    blocks = mermaid_blocks(markdown)
-    if not blocks:
-        raise RaceError('%s FILE wrote no Mermaid diagram:\n%s\n%s'
-                        % (shown, markdown.strip(), proc.stdout))
-    return blocks
-
-
 # -- Sphinx -----------------------------------------------------------------
 
-def _nodes_for(directive, text):
-    """The nodes of one diagram, and a warning per line not understood."""
+def nodes_for(directive, text):
+    """The nodes of one diagram, and a warning per problem.
+
+    A line not understood is one; so is a diagram with nothing to draw.
+    """
     from docutils import nodes
     from sphinx import addnodes
     from sphinx.util import logging
@@ -520,14 +457,17 @@ def _nodes_for(directive, text):
         result.append(nodes.raw(
             '', '<div class="sequence-diagram">%s</div>\n' % svg,
             format='html'))
+    else:
+        logger.warning('sequence diagram: nothing to draw (no participant)',
+                       location=location, type='sequence-diagram',
+                       subtype='empty')
     only = addnodes.only(expr='not html')
     only += nodes.literal_block(text, text)
     result.append(only)
     return result
 
 
-def _directives():
-    from docutils.parsers.rst import directives
+def _directive():
     from sphinx.util.docutils import SphinxDirective
     from sphinx.util import logging
 
@@ -547,63 +487,12 @@ def _directives():
                                location=self.get_location(),
                                type='sequence-diagram', subtype='empty')
                 return []
-            return _nodes_for(self, text)
+            return nodes_for(self, text)
 
-    class ShelvefixDiagramDirective(SphinxDirective):
-        """``.. shelvefix-diagram:: ARGS``: shelvefix race's diagrams."""
-
-        has_content = False
-        required_arguments = 0
-        optional_arguments = 1
-        final_argument_whitespace = True
-        option_spec = {'all': directives.flag}
-
-        def run(self):
-            arguments = self.arguments[0] if self.arguments else ''
-            # The diagram comes from the code, not the page: read the page
-            # again on every build (see _reread).
-            _diagram_docs(self.env).add(self.env.docname)
-            try:
-                blocks = run_shelvefix_race(arguments, cwd=self.env.srcdir)
-            except (RaceError, ValueError) as e:
-                logger.warning('shelvefix-diagram %s: %s', arguments, e,
-                               location=self.get_location(),
-                               type='sequence-diagram', subtype='race')
-                return []
-            if 'all' not in self.options:
-                blocks = blocks[:1]
-            result = []
-            for block in blocks:
-                result.extend(_nodes_for(self, block))
-            return result
-
-    return MermaidDirective, ShelvefixDiagramDirective
-
-
-def _diagram_docs(env):
-    if not hasattr(env, 'shelvefix_diagram_docs'):
-        env.shelvefix_diagram_docs = set()
-    return env.shelvefix_diagram_docs
-
-
-def _reread(app, env, added, changed, removed):
-    return sorted(_diagram_docs(env) - set(removed))
-
-
-def _purge(app, env, docname):
-    _diagram_docs(env).discard(docname)
-
-
-def _merge(app, env, docnames, other):
-    _diagram_docs(env).update(_diagram_docs(other) & set(docnames))
+    return MermaidDirective
 
 
 def setup(app):
-    mermaid, shelvefix_diagram = _directives()
-    app.add_directive('mermaid', mermaid)
-    app.add_directive('shelvefix-diagram', shelvefix_diagram)
-    app.connect('env-get-outdated', _reread)
-    app.connect('env-purge-doc', _purge)
-    app.connect('env-merge-info', _merge)
+    app.add_directive('mermaid', _directive())
     return {'version': '1.0', 'parallel_read_safe': True,
             'parallel_write_safe': True}

@@ -4,12 +4,8 @@ Run in the docs env (tox -e docs runs them before the build):
 ``python -m unittest discover -s doc/source/_ext -p "test_*.py"``.
 """
 
-import os
-import subprocess
-import sys
 import textwrap
 import unittest
-from unittest import mock
 from xml.etree import ElementTree
 
 import sequence_diagrams as sd
@@ -226,7 +222,7 @@ class TestRender(unittest.TestCase):
         self.assertTrue(all(float(r.get('x')) >= 0 for r in rects))
 
 
-class TestMarkdownAndRace(unittest.TestCase):
+class TestMarkdown(unittest.TestCase):
 
     MARKDOWN = ('# heading\n\n## one\n\n```mermaid\nsequenceDiagram\n'
                 '    A->>B: one\n```\n\n## two\n\n```mermaid\n'
@@ -237,61 +233,6 @@ class TestMarkdownAndRace(unittest.TestCase):
         self.assertEqual(['sequenceDiagram\n    A->>B: one',
                           'sequenceDiagram\n    A->>B: two'], blocks)
         self.assertEqual([], sd.mermaid_blocks('No bad outcome was found.'))
-
-    def _fake_run(self, returncode, markdown=None, output='out'):
-        def run(command, **kwargs):
-            self.assertEqual([sys.executable, '-m', 'shelvefix', 'race',
-                              '--ordering', 'legacy', '--diagram'],
-                             command[:-1])
-            self.assertEqual(sd.RACE_TIMEOUT, kwargs['timeout'])
-            if markdown is not None:
-                with open(command[-1], 'w') as f:
-                    f.write(markdown)
-            return subprocess.CompletedProcess(command, returncode, output)
-        return run
-
-    def test_race_blocks(self):
-        with mock.patch.object(sd.subprocess, 'run',
-                               self._fake_run(1, self.MARKDOWN)):
-            blocks = sd.run_shelvefix_race('--ordering legacy')
-        self.assertEqual(2, len(blocks))
-
-    def test_race_failure_carries_output(self):
-        with mock.patch.object(sd.subprocess, 'run',
-                               self._fake_run(2, None, 'bad --option')):
-            with self.assertRaises(sd.RaceError) as cm:
-                sd.run_shelvefix_race(['--ordering', 'legacy'])
-        self.assertIn('exited 2', str(cm.exception))
-        self.assertIn('bad --option', str(cm.exception))
-
-    def test_race_without_diagram(self):
-        with mock.patch.object(sd.subprocess, 'run',
-                               self._fake_run(0, 'No bad outcome was found.')):
-            with self.assertRaises(sd.RaceError) as cm:
-                sd.run_shelvefix_race('--ordering legacy')
-        self.assertIn('no Mermaid diagram', str(cm.exception))
-
-    def test_race_timeout(self):
-        def run(command, **kwargs):
-            raise subprocess.TimeoutExpired(command, kwargs['timeout'],
-                                            output='partial')
-        with mock.patch.object(sd.subprocess, 'run', run):
-            with self.assertRaises(sd.RaceError) as cm:
-                sd.run_shelvefix_race('--ordering legacy')
-        self.assertIn('timed out after 120 s', str(cm.exception))
-        self.assertIn('partial', str(cm.exception))
-
-    def test_diagram_argument_refused(self):
-        with self.assertRaises(sd.RaceError):
-            sd.run_shelvefix_race('--diagram x.md')
-
-    @unittest.skipUnless(os.environ.get('SHELVEFIX_DOC_RACE'),
-                         'set SHELVEFIX_DOC_RACE=1 to run shelvefix race')
-    def test_real_race(self):
-        blocks = sd.run_shelvefix_race('--ordering legacy --free get-put')
-        for block in blocks:
-            diagram = sd.parse_strict(block)
-            self.assertTrue(diagram.messages)
 
 
 if __name__ == '__main__':
