@@ -156,3 +156,14 @@ class ReadmeTestCase(testtools.TestCase):
             '.. ci: output\n\n::\n\n    two\n')
         out = io.StringIO()
         self.assertEqual((1, 0, 1), self.readme.run(readme, out=out))
+
+    def test_a_folded_command_runs_as_one(self):
+        # The guide folds a long command with backslashes to fit the page.
+        self.assertEqual(['echo a b c', 'echo d'],
+                         self.readme.commands('echo a \\\n   b \\\n  c\n\n'
+                                              'echo d\n'))
+        readme = self.readme.blocks(
+            '.. ci: run\n\n::\n\n    echo one \\\n      two\n\n'
+            '.. ci: output\n\n::\n\n    one two\n')
+        out = io.StringIO()
+        self.assertEqual((2, 0, 0), self.readme.run(readme, out=out))
