@@ -7,6 +7,7 @@ time. Both sides speak in :class:`Channel` frames: a length, then a
 pickle. This module does not import nova.
 """
 
+import os
 import pickle
 import struct
 import subprocess
@@ -34,6 +35,10 @@ FOREIGN = ('nova', 'oslo_messaging', 'oslo_db', 'sqlalchemy', 'eventlet',
            'keystoneauth1')
 
 _LENGTH = struct.Struct('>Q')
+#: The runner's string hashing, the same in every runner: nova iterates
+#: sets of host names (which host's lock a conductor takes first), and a
+#: subtree one runner hands out is replayed in another's.
+HASH_SEED = '0'
 
 
 class Channel(object):
@@ -90,7 +95,8 @@ class NovaLab(object):
         self._process = subprocess.Popen(
             [sys.executable, '-m', 'shelvefix.nova.runner'],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            stderr=self._stderr, preexec_fn=runs.death_signal_hook())
+            stderr=self._stderr, preexec_fn=runs.death_signal_hook(),
+            env=dict(os.environ, PYTHONHASHSEED=HASH_SEED))
         # Where the runner unpacks a wheel; removed here, whatever the
         # runner's end.
         self._scratch = tempfile.TemporaryDirectory(prefix='shelvefix-nova-')
