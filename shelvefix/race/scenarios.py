@@ -204,7 +204,8 @@ SCENARIOS = collections.OrderedDict((s.name, s) for s in [
                     race.PRE_1879878,
                     (race.PRE_1821594, race.CONFIRM_FAILS)),
              _MOVE_SYMPTOMS),
-    # nova's only: the library has no prep_resize or resize_instance.
+    # nova's only: the library has prep_resize and resize_instance, but the
+    # race lab has no program of the whole resize on it yet.
     Scenario(race.RESIZE,
              'resize a server from compute-1 to compute-2 (API + conductor '
              '+ scheduler, compute-2, compute-1) against the periodic audit '
