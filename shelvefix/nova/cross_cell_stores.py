@@ -33,7 +33,6 @@ import contextlib
 import threading
 
 from nova import objects
-from oslo_utils import uuidutils
 
 from shelvefix import exception as shelvefix_exception
 from shelvefix.explorer import model
@@ -41,6 +40,7 @@ from shelvefix.objects import base
 from shelvefix.objects import instance as instance_obj
 from shelvefix.objects import migration as migration_obj
 from shelvefix.race import steps
+from shelvefix import utils
 
 CELL1 = 'cell1'
 CELL2 = 'cell2'
@@ -144,7 +144,7 @@ class Cell(object):
     def __init__(self, name):
         self.name = name
         self.mapping = objects.CellMapping(
-            uuid=uuidutils.generate_uuid(), name=name,
+            uuid=utils.fixed_uuid('cross-cell-' + name), name=name,
             database_connection='sqlite://', transport_url='none://',
             disabled=False)
         self.reset()

@@ -56,7 +56,6 @@ from nova.compute import rpcapi as compute_rpcapi
 from nova import objects
 from nova.objects import service as service_obj
 from nova.scheduler.client import report
-from oslo_utils import uuidutils
 
 from shelvefix import explorer
 from shelvefix.nova import database as database_mod
@@ -72,6 +71,7 @@ from shelvefix.race import outcomes
 from shelvefix.race import scenarios
 from shelvefix.race import steps
 from shelvefix import rpc
+from shelvefix import utils
 
 SOURCE = lifecycle.SOURCE
 DESTINATION = lifecycle.DESTINATION
@@ -146,7 +146,7 @@ class RebalanceCloud(lifecycle.NovaCloud):
             'nova.objects.migration.MigrationList.get_by_filters',
             doubles.class_call(lambda *args, **kwargs:
                                objects.MigrationList(objects=[]))))
-        self.node_uuid = uuidutils.generate_uuid()
+        self.node_uuid = utils.fixed_uuid('ironic-node-1')
 
     def reset_records(self):
         """The services, and the node's record compute-1's."""

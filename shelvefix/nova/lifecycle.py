@@ -133,9 +133,6 @@ class NovaCloud(fixtures.Fixture):
 
     #: The compute hosts, each with its node, provider and service.
     hosts = HOSTS
-    #: Whether the providers' (random) uuids sort as the hosts do: nova's
-    #: scheduler orders the nodes by uuid.
-    sorted_providers = False
 
     def __init__(self, backend='double',
                  manager_cls=nova_manager.ComputeManager,
@@ -155,10 +152,13 @@ class NovaCloud(fixtures.Fixture):
         # Its start-up load of every host's instances needs a database.
         conf.config(track_instance_changes=False, group='filter_scheduler')
         self.placement = self.useFixture(backends.make_backend(self.backend))
-        uuids = [uuidutils.generate_uuid() for _host in self.hosts]
+        # nova's scheduler orders nodes by uuid: the providers' sort as the
+        # hosts do, in every process (another one may replay these runs).
+        uuids = sorted(utils.fixed_uuid('provider-' + host)
+                       for host in self.hosts)
         self.providers = {host: self.placement.create_provider(
-            host, uuid=uuid, inventory=INVENTORY) for host, uuid in zip(
-                self.hosts, sorted(uuids) if self.sorted_providers else uuids)}
+            host, uuid=uuid, inventory=INVENTORY)
+            for host, uuid in zip(self.hosts, uuids)}
         self.placement.set_traits(self.providers[SOURCE],
                                   [os_traits.COMPUTE_STATUS_DISABLED])
         self.database = self.useFixture(database_mod.Database())

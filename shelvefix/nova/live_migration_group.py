@@ -88,10 +88,6 @@ class GroupCloud(live_migration.LiveMigrationCloud):
     filter reads them.
     """
 
-    #: nova's scheduler tries compute-1, compute-2 and compute-3 in this
-    #: order in every cloud: the search is the same each time.
-    sorted_providers = True
-
     def __init__(self, **kwargs):
         super(GroupCloud, self).__init__(**kwargs)
         self.hosts = moves.HOSTS + (THIRD,)

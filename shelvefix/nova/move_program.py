@@ -43,6 +43,7 @@ This module imports nova (see :mod:`shelvefix.nova`).
 from nova import exception as nova_exception
 
 from shelvefix import explorer
+from shelvefix.nova import database as database_mod
 from shelvefix.nova import deletion
 from shelvefix.nova import evacuation
 from shelvefix.nova import moves
@@ -226,12 +227,14 @@ class NovaMoveProgram(program.NovaProgram):
     def _names(self, run):
         """How the run's resources read in the timelines.
 
-        The same in every run: the server, the migrations, the hosts'
-        providers, and what the run adds (its ``names()``, if it has one).
+        The same in every run: the server, the migrations, the cell, the
+        hosts' providers, and what the run adds (its ``names()``, if it
+        has one).
         """
         return steps.Names([
             (run.uuid, '{instance}'), (run.migration_uuid, '{migration}'),
-            (self.cloud.move_database.next_uuid, '{new migration}')] +
+            (self.cloud.move_database.next_uuid, '{new migration}'),
+            (database_mod.CELL_UUID, '{cell1}')] +
             [(run.providers[host], '{%s}' % host)
              for host in self.cloud.hosts] +
             list(getattr(run, 'names', lambda: ())()))

@@ -96,11 +96,11 @@ class SubtreeElsewhereTestCase(testtools.TestCase):
     (a lock's key, a record's uuid) must be named alike there.
     """
 
-    def passed_between_two_runners(self, scenario, seeds=(None, None)):
-        """Each run's stack to go on from goes to the other runner.
+    def passed_between_runners(self, scenario, seeds=(None, None)):
+        """Each run's stack to go on from goes to the next runner.
 
-        Which replays it, until that subtree is over; the runners start
-        with the hash seeds given (None: the parent's environment).
+        Which replays it, until that subtree is over; a runner per seed,
+        each started with that hash seed (None: the parent's environment).
         """
         cell = scenarios.Cell(race.CORRECTED, None, None)
         job = tasks.Job(race.NOVA, scenario, cell, 'double')
@@ -128,12 +128,14 @@ class SubtreeElsewhereTestCase(testtools.TestCase):
         # live-migrate-group's conductors take the cell's lock (nova's
         # set_target_cell): a label naming a uuid that was made once per
         # process.
-        self.passed_between_two_runners(race.LIVE_MIGRATE_GROUP)
+        self.passed_between_runners(race.LIVE_MIGRATE_GROUP)
 
-    def test_processes_hashing_strings_alike(self):
-        # nova iterates sets of host names: the conductor of
-        # live-migrate-abort takes the lock of one host or the other
-        # first, as the process hashes their names.
-        # Seeds 3 and 4 made it differ (before the runner fixed its own).
-        self.passed_between_two_runners(race.LIVE_MIGRATE_ABORT,
-                                        seeds=('3', '4'))
+    def test_processes_ordering_hosts_alike(self):
+        # The conductor of live-migrate-abort takes the lock of one host or
+        # the other first, in the order nova's scheduler lists them: by the
+        # hash of their names (seeds 3 and 4 differed before the runner
+        # fixed its own) and by their providers' uuids (made once per
+        # process, they sorted either way: four runners all sorted them
+        # alike one time in eight before the uuids were fixed by name).
+        self.passed_between_runners(race.LIVE_MIGRATE_ABORT,
+                                    seeds=('3', '4', '3', '4'))
