@@ -24,10 +24,11 @@ Then the build warns (an error under ``-W``), naming the page and line:
   unless an RST comment ``.. wide`` comes before the block (and its
   ``.. ci:`` comment, if any): that block is a tool's table (or a line
   whose point is that it is one) shown as the tool prints it, and
-  scrolls sideways (class ``wide-block``,
-  ``_static/shelvefix.css``). Other wide lines are folded: a command
-  with ``\`` (``.ci/readme.py`` joins the lines), a tool's output with
-  ``...``, which ``.ci/readme.py`` reads as "anything";
+  scrolls sideways (class ``wide-block``, ``_static/shelvefix.css``; a
+  directive may mark a block it makes so, as the diagrams do their
+  Mermaid source). Other wide lines are folded: a command with ``\``
+  (``.ci/readme.py`` joins the lines), a tool's output with ``...``,
+  which ``.ci/readme.py`` reads as "anything";
 * a paragraph of more than ``readable_pages_words`` words.
 
 :func:`language` and :func:`check_block` need no Sphinx: the unit tests
@@ -167,8 +168,9 @@ def _on_doctree_read(app, doctree):
         node['language'] = lang
         if id(node) in wide:
             node['classes'].append('wide-block')
-        for problem in check_block(text, lang, None if id(node) in wide
-                                   else width):
+        # A directive may make a wide block itself (a diagram's source).
+        for problem in check_block(text, lang, None if 'wide-block' in
+                                   node['classes'] else width):
             log.warning(problem, location=node)
     limit = app.config.readable_pages_words
     for node in doctree.findall(nodes.paragraph):

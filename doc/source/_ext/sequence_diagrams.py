@@ -462,7 +462,9 @@ def nodes_for(directive, text):
                        location=location, type='sequence-diagram',
                        subtype='empty')
     only = addnodes.only(expr='not html')
-    only += nodes.literal_block(text, text)
+    # The Mermaid source, where no SVG can be shown: as wide as it is.
+    only += nodes.literal_block(text, text, classes=['wide-block'],
+                                language='text')
     result.append(only)
     return result
 
