@@ -1,4 +1,4 @@
-"""``shelvefix faults --backend galera`` leaves nothing it started running.
+"""``shelvefix faults --database galera`` leaves nothing it started running.
 
 The command starts a three-node Galera cluster (real ``mariadbd``
 processes, Debian's ``mariadb-server`` and ``galera-4``, installed when run
@@ -60,7 +60,7 @@ class FaultsOnGaleraTestCase(base.TestCase):
                                   fault_matrix.KINDS[:1]), \
                 mock.patch.object(fault_matrix, 'run_matrix', run_matrix), \
                 mock.patch('sys.stderr', err):
-            rc = main.main(['faults', '--backend', 'galera', '--free',
+            rc = main.main(['faults', '--database', 'galera', '--free',
                             'delete'], out=out)
         self.assertEqual(0, rc, err.getvalue())
         self.assertIn('Lost: 0 (must be 0)', out.getvalue())
