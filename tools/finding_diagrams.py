@@ -38,6 +38,12 @@ DIAGRAMS = [
     ('resize-delete', ['--scenario', 'resize-delete']),
     ('resize-migrate', ['--scenario', 'resize-migrate']),
     ('resize-revert', ['--scenario', 'resize-revert']),
+    ('evacuate', ['--scenario', 'evacuate']),
+    # The destination alone with its audit: the rebuild's end saved before
+    # the server is the destination's.
+    ('evacuate-destination', ['--scenario', 'evacuate',
+                              '--without', 'conductor',
+                              '--without', 'compute-1']),
 ]
 
 
