@@ -193,9 +193,11 @@ def quickstart(found):
 
 
 def commands(text):
-    """A ``run`` block's commands: one per line, a line ending in ``\\``
-    going on on the next (as a shell reads it; the guide folds a long
-    command so that it fits the page)."""
+    """A ``run`` block's commands, one per line.
+
+    A line ending in ``\\`` goes on on the next, as a shell reads it: the
+    guide folds a long command so that it fits the page.
+    """
     found, pending = [], ''
     for line in text.splitlines():
         if line.rstrip().endswith('\\'):
