@@ -121,13 +121,13 @@ def words(text):
     return len(text.split())
 
 
-def _comments(doctree, nodes):
-    """Each literal block's ``.. ci:`` kind and whether it is ``wide``.
+def read_comments(doctree, nodes):
+    """Each literal block's ``.. ci:`` kind, by the block's ``id()``.
 
     A comment belongs to the next literal block, as .ci/readme.py pairs
-    them.
+    them; a block after ``.. wide`` gets the class ``wide-block``.
     """
-    kinds, wide = {}, set()
+    kinds = {}
     pending, widen = None, False
     for node in doctree.findall(lambda n: isinstance(
             n, (nodes.comment, nodes.literal_block))):
@@ -141,9 +141,9 @@ def _comments(doctree, nodes):
         else:
             kinds[id(node)] = pending
             if widen:
-                wide.add(id(node))
+                node['classes'].append('wide-block')
             pending, widen = None, False
-    return kinds, wide
+    return kinds
 
 
 def _on_doctree_read(app, doctree):
@@ -151,24 +151,22 @@ def _on_doctree_read(app, doctree):
     from sphinx.util import logging
     log = logging.getLogger(__name__)
     width = app.config.readable_pages_width
-    kinds, wide = _comments(doctree, nodes)
+    kinds = read_comments(doctree, nodes)
     for node in list(doctree.findall(nodes.literal_block)):
         text = node.astext()
         explicit = node.get('language')
-        if explicit in (None, 'none', 'default'):
+        if explicit in (None, 'default'):
             # A "::" block: Sphinx leaves it to highlight_language.
             lang = language(text, kinds.get(id(node)))
         else:
             lang = explicit
-        if lang == 'console' and kinds.get(id(node)) != 'output':
+        if lang == 'console':
             shown = as_console(text)
             if shown != text:
                 node.children = [nodes.Text(shown)]
                 node.rawsource = shown
         node['language'] = lang
-        if id(node) in wide:
-            node['classes'].append('wide-block')
-        # A directive may make a wide block itself (a diagram's source).
+        # After ".. wide", or made so by a directive (a diagram's source).
         for problem in check_block(text, lang, None if 'wide-block' in
                                    node['classes'] else width):
             log.warning(problem, location=node)

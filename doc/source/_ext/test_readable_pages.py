@@ -56,5 +56,40 @@ class CheckTestCase(unittest.TestCase):
         self.assertEqual([], pages.check_block('x' * 500, 'text', None))
 
 
+class CommentsTestCase(unittest.TestCase):
+    """A page's comments belong to the literal block after them."""
+
+    PAGE = """
+.. wide
+
+.. ci: output
+
+::
+
+    a table
+
+.. ci: run
+
+::
+
+    shelvefix race
+
+Unmarked::
+
+    x = 1
+"""
+
+    def test_kinds_and_wide_blocks(self):
+        from docutils import core
+        from docutils import nodes
+        doctree = core.publish_doctree(self.PAGE)
+        blocks = list(doctree.findall(nodes.literal_block))
+        kinds = pages.read_comments(doctree, nodes)
+        self.assertEqual(['output', 'run', None],
+                         [kinds.get(id(block)) for block in blocks])
+        self.assertEqual([['wide-block'], [], []],
+                         [block['classes'] for block in blocks])
+
+
 if __name__ == '__main__':
     unittest.main()
