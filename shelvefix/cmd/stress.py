@@ -186,37 +186,20 @@ def postgresql_environment(args):
     return env
 
 
-@contextlib.contextmanager
-def _environment(variables):
-    """``variables`` set in this process's environment.
-
-    Its children inherit them; each is put back as it was after.
-    """
-    before = {name: os.environ.get(name) for name in variables}
-    os.environ.update(variables)
-    try:
-        yield
-    finally:
-        for name, value in before.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
-
-
 def _validate(args):
     for option, given in (('--galera-writer', args.galera_writer),
                           ('--galera-fault', args.galera_fault)):
         if given and args.database != 'galera':
             return '%s applies to --database galera only' % option
+    # The project's own PostgreSQL cluster is the run's database.
+    own_cluster = (args.database in (None, 'postgresql') and
+                   not args.db_url and args.backend == SERVER)
     for option, given in (('--postgresql-port', args.postgresql_port),
                           ('--postgresql-data', args.postgresql_data)):
-        if given is not None and (args.database not in (None, 'postgresql')
-                                  or args.db_url or args.backend != SERVER):
+        if given is not None and not own_cluster:
             return ('%s applies to --database postgresql only (the '
                     'default of --backend server)' % option)
-    if args.keep_database and (args.database not in (None, 'postgresql')
-                               or args.db_url or args.backend != SERVER):
+    if args.keep_database and not own_cluster:
         return ('--keep-database applies to --database postgresql only: '
                 'the other databases are the run\'s own, and --db-url\'s '
                 'is yours')
@@ -306,6 +289,8 @@ def _check_db_url(url):
 
 
 def _run_on_server(args, out, err):
+    import fixtures
+
     from shelvefix.backends import server
     if args.db_url:
         _check_db_url(args.db_url)
@@ -318,7 +303,12 @@ def _run_on_server(args, out, err):
                                  workers=workers, db_url=args.db_url,
                                  stop_cluster=not args.keep_database)
     try:
-        with _environment(postgresql_environment(args)), srv:
+        with contextlib.ExitStack() as stack:
+            # The cluster script reads them; so do the processes it starts.
+            for name, value in postgresql_environment(args).items():
+                stack.enter_context(fixtures.EnvironmentVariable(name,
+                                                                 value))
+            stack.enter_context(srv)
             # The server writes the [placement] file a --config-file user
             # would pass; reading it exercises the same path as --backend
             # remote.
