@@ -1,7 +1,9 @@
-"""Small helpers shared by the compute and scheduler sides."""
+"""Small helpers shared by the compute and scheduler sides and the double."""
 
+import _thread
 import contextlib
 import functools
+import sys
 import threading
 import time
 import uuid
@@ -34,6 +36,96 @@ def validate_uuid(value):
     """Raise InvalidUUID unless ``value`` is a uuid string."""
     if not is_uuid_like(value):
         raise exception.InvalidUUID(uuid=repr(value))
+
+
+try:
+    import greenlet as _greenlet
+except ImportError:  # pragma: no cover - greenlet comes with SQLAlchemy
+    _greenlet = None
+
+
+def _eventlet_patched_threads():
+    patcher = sys.modules.get('eventlet.patcher')
+    return patcher is not None and patcher.is_monkey_patched('thread')
+
+
+def _native_thread_module():
+    if _eventlet_patched_threads():
+        return sys.modules['eventlet.patcher'].original('_thread')
+    return _thread
+
+
+class AnyThreadRLock(object):
+    """A reentrant lock that green and native threads can share.
+
+    Under eventlet's monkey patching ``threading.RLock()`` makes a green
+    lock, which only works between green threads of one OS thread: a
+    native thread (eventlet's ``tpool``, which nova's libvirt driver calls
+    through) that releases it schedules the waiter's wake-up on its own
+    hub, which never runs again, so the waiting green thread sleeps for
+    ever; one that has to wait for it sleeps on its own hub for ever.
+
+    This lock is a native lock underneath, owned by a greenlet (a thread
+    where there are no greenlets). Without eventlet's patching a
+    contended acquire blocks natively, as ``threading.RLock`` does. With
+    it, a contended acquire polls with ``time.sleep`` (eventlet's: other
+    green threads of the waiter's OS thread run meanwhile, among them
+    perhaps the holder), so neither side ever waits on a hub that will
+    not run.
+
+    Hold it only for work that finishes without anything from the
+    waiter's thread.
+    """
+
+    #: The first and the longest pause of a polling acquire, in seconds.
+    POLL = (0.0002, 0.01)
+
+    def __init__(self):
+        natives = _native_thread_module()
+        self._native = natives.allocate_lock()
+        self._get_ident = natives.get_ident
+        self._owner = None
+        self._count = 0
+
+    def _me(self):
+        if _greenlet is not None:
+            return _greenlet.getcurrent()
+        return self._get_ident()
+
+    def acquire(self):
+        me = self._me()
+        if self._owner == me:
+            self._count += 1
+            return True
+        if not self._native.acquire(False):
+            if _eventlet_patched_threads():
+                pause = self.POLL[0]
+                while not self._native.acquire(False):
+                    time.sleep(pause)
+                    pause = min(pause * 2, self.POLL[1])
+            else:
+                self._native.acquire()
+        self._owner = me
+        self._count = 1
+        return True
+
+    def release(self):
+        if self._owner != self._me():
+            raise RuntimeError('cannot release un-acquired lock')
+        self._count -= 1
+        if not self._count:
+            self._owner = None
+            self._native.release()
+
+    def locked(self):
+        """True while some thread holds it."""
+        return self._native.locked()
+
+    def __enter__(self):
+        return self.acquire()
+
+    def __exit__(self, *exc_info):
+        self.release()
 
 
 class Locks(object):

@@ -20,7 +20,6 @@ import io
 import json
 import re
 import sys
-import threading
 import urllib.parse
 import uuid
 
@@ -30,6 +29,7 @@ import requests.structures
 import requests.utils
 
 from shelvefix.backends import faults
+from shelvefix import utils
 
 # Re-exported: inject_fault() returns one.
 Fault = faults.Fault
@@ -110,7 +110,7 @@ class RecordingTransport(requests.adapters.BaseAdapter):
         # Guards the call log and the fault counters; never held while the
         # application runs, so a test may block one request in the app while
         # others go through.
-        self._lock = threading.Lock()
+        self._lock = utils.AnyThreadRLock()
 
     # -- call log ---------------------------------------------------------
 

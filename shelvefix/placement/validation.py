@@ -8,12 +8,12 @@ as it is in placement.
 """
 
 import json
-import threading
 import uuid
 
 import jsonschema
 
 from shelvefix.placement import errors
+from shelvefix import utils
 
 
 def is_uuid_like(value):
@@ -53,7 +53,7 @@ _QUERY_FORMATS = jsonschema.FormatChecker()
 # are built (and schemas checked) once per schema and format checker; the
 # error raised is the one jsonschema.validate() would raise (best_match).
 _VALIDATORS = {}
-_VALIDATORS_LOCK = threading.Lock()
+_VALIDATORS_LOCK = utils.AnyThreadRLock()
 
 
 def _validator(schema, format_checker):

@@ -19,7 +19,6 @@ HTTP, as real clients do.
 
 import collections
 import itertools
-import threading
 import uuid as uuidlib
 
 from shelvefix.placement import exception
@@ -32,6 +31,7 @@ from shelvefix.placement.objects import provider_filter
 from shelvefix.placement.objects import reshaper
 from shelvefix.placement.objects import resource_class
 from shelvefix.placement.objects import trait
+from shelvefix import utils
 
 
 class PlacementState(inventory.InventoriesMixin,
@@ -56,7 +56,9 @@ class PlacementState(inventory.InventoriesMixin,
     """
 
     def __init__(self):
-        self._lock = threading.RLock()
+        # Taken from green threads and native ones alike (nova calls
+        # placement from eventlet's tpool threads too).
+        self._lock = utils.AnyThreadRLock()
         # Insertion order is placement's id order: listings follow it.
         self._providers = collections.OrderedDict()
         # Custom resource classes and traits, names in creation (id)
