@@ -236,6 +236,10 @@ def verdict(runs, missing=()):
         if run.returncode and not counts['failed']:
             reasons.append('%s: stestr exited %d with no test failing'
                            % (run.backend, run.returncode))
+        if (run.backend == 'differential' and counts['ran'] and
+                not (run.differential or {}).get('compared')):
+            # Real placement's answers alone: nothing shows the double.
+            reasons.append('differential: no request was compared')
         if run.differential and run.differential.get('differing'):
             reasons.append('%s: %d answers differed'
                            % (run.backend, run.differential['differing']))

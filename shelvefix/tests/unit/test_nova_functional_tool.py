@@ -159,6 +159,13 @@ class NovaFunctionalToolTestCase(testtools.TestCase):
         self.assertIn('real: selected 1, ran 2, passed 2, failed 0, '
                       'skipped 0, did not finish 0', output)
 
+    def test_a_differential_run_that_compared_nothing_is_not_a_pass(self):
+        rc, output = self.run_tool('--backend', 'differential', 'ToyTest')
+        self.assertEqual(1, rc, output)
+        self.assertIn('differential: selected 3, ran 3, passed 3', output)
+        self.assertIn('verdict: differential: no request was compared',
+                      output)
+
     def test_repeats_add_up(self):
         rc, output = self.run_tool('--backend', 'real', '--repeat', '2',
                                    'ToyTest')
