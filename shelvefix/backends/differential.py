@@ -47,6 +47,8 @@ from shelvefix import utils
 
 #: The environment variable naming the JSON-lines log.
 LOG_VARIABLE = 'SHELVEFIX_DIFFERENTIAL_LOG'
+#: The tallies of a fixture, in ``counts`` and in each log line.
+COUNTS = ('compared', 'identical', 'differing', 'not_replayed')
 #: How much of a value a logged difference keeps.
 SHOWN = 600
 # nova's own fixture class, saved by use_in_nova() before it replaces it.
@@ -125,8 +127,7 @@ class DifferentialPlacementFixture(fixtures.Fixture):
         self.patch_report_client = patch_report_client
         self.real = self.state = self.api = None
         self.differences = []
-        self.counts = dict.fromkeys(
-            ('compared', 'identical', 'differing', 'not_replayed'), 0)
+        self.counts = dict.fromkeys(COUNTS, 0)
         # Real placement's made-up uuids -> the double's.
         self._uuids = {}
         # A request and its replay, one pair at a time: the double sees
@@ -336,9 +337,7 @@ def read_log(path):
     :returns: the ``compared``/``identical``/``differing``/
         ``not_replayed`` sums over its fixtures, and its differences.
     """
-    counts = dict.fromkeys(
-        ('fixtures', 'compared', 'identical', 'differing',
-         'not_replayed'), 0)
+    counts = dict.fromkeys(('fixtures',) + COUNTS, 0)
     differences = []
     with open(path) as log:
         for line in log:
@@ -347,7 +346,6 @@ def read_log(path):
                 differences.append(record)
             elif record.get('kind') == 'fixture':
                 counts['fixtures'] += 1
-                for name in ('compared', 'identical', 'differing',
-                             'not_replayed'):
+                for name in COUNTS:
                     counts[name] += record.get(name, 0)
     return counts, differences
