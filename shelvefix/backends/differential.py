@@ -235,9 +235,7 @@ class DifferentialPlacementFixture(fixtures.Fixture):
         return text if isinstance(value, str) else json.loads(text)
 
     def _replay(self, method, url, data, version, real):
-        headers = {'x-auth-token': self.token}
-        if version is not None:
-            headers['OpenStack-API-Version'] = 'placement %s' % version
+        headers = nova_fixture.request_headers(self.token, version)
         kwargs = {}
         if method in ('POST', 'PUT'):
             kwargs['json'] = self._translated(data)

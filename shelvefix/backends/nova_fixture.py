@@ -211,6 +211,18 @@ class PlacementApiClient(object):
         return self._wrap(self.fixture._fake_delete(None, url, **kwargs))
 
 
+def request_headers(token, version=None):
+    """The headers nova's fixture sends placement with each request.
+
+    :param token: the ``X-Auth-Token``.
+    :param version: the microversion, or None for none (placement's 1.0).
+    """
+    headers = {'x-auth-token': token}
+    if version is not None:
+        headers['OpenStack-API-Version'] = 'placement %s' % version
+    return headers
+
+
 class PlacementFixture(fixtures.Fixture):
     """nova's functional-test ``PlacementFixture``, serving the double.
 
@@ -311,10 +323,7 @@ class PlacementFixture(fixtures.Fixture):
     # -- what nova's patched SchedulerReportClient calls -------------------
 
     def _headers(self, version):
-        headers = {'x-auth-token': self.token}
-        if version is not None:
-            headers['OpenStack-API-Version'] = 'placement %s' % version
-        return headers
+        return request_headers(self.token, version)
 
     def _fake_get(self, client, url, version=None, global_request_id=None):
         return self._client.get(url, endpoint_override=self.endpoint,
