@@ -111,7 +111,9 @@ def replace(req, state):
         raise errors.BadRequest(
             'Unknown resource class in inventory for resource provider '
             '%s: %s' % (uuid, exc))
-    return _inventories_response(req, generation, wanted, models.utcnow())
+    # Dated now, as placement dates new rows; no rows, no date.
+    return _inventories_response(req, generation, wanted,
+                                 models.utcnow() if wanted else None)
 
 
 def create(req, state):

@@ -105,6 +105,16 @@ class DifferentialFixtureTestCase(testtools.TestCase):
         self.assertEqual([], placement.differences)
         self.assertEqual(3, placement.counts['identical'])
 
+    def test_a_uuid_made_up_for_a_location_is_read_as_the_doubles(self):
+        placement = self.start()
+        created = placement.api.post('/resource_providers', {'name': 'cn1'})
+        self.assertEqual(201, created.status)
+        made = created.headers['location'].rsplit('/', 1)[-1]
+        self.assertEqual(200, placement.api.get(
+            '/resource_providers/%s' % made).status)
+        self.assertEqual([], placement.differences)
+        self.assertEqual(2, placement.counts['identical'])
+
     def test_a_different_answer_is_reported_with_its_test(self):
         log = self.useFixture(fixtures.TempDir()).join('log')
         self.useFixture(fixtures.EnvironmentVariable(

@@ -35,6 +35,15 @@ class InventoriesTestCase(base.PlacementTestCase):
         self.assertIsInstance(stored['allocation_ratio'], float)
         self.assertEqual(1, self.provider_generation(base.RP1))
 
+    def test_last_modified_only_with_inventories(self):
+        resp = self.put(url(), body(0, VCPU={'total': 8}), version='1.15')
+        self.assertIn('Last-Modified', resp.headers)
+        for resp in (self.put(url(), body(1), version='1.15'),
+                     self.get(url(), version='1.15')):
+            self.assertStatus(200, resp)
+            self.assertNotIn('Last-Modified', resp.headers)
+            self.assertEqual('no-cache', resp.headers['Cache-Control'])
+
     def test_generation_conflict(self):
         self.put(url(), body(0, VCPU={'total': 8}))
         resp = self.put(url(), body(0, VCPU={'total': 4}), version='1.28')
