@@ -19,8 +19,9 @@ record on both.
 This is how a project shows the double is good enough for its tests: run
 them once this way, and every answer that differs is listed with the
 test that sent it. A request is not replayed when the test mocked the
-fixture's client (the answer is the mock's, real placement never saw
-it) or real placement's call raised.
+fixture's client or keystoneauth's ``Adapter`` (the answer is the
+mock's, without placement's ``x-openstack-request-id``: real placement
+never saw it) or real placement's call raised.
 
 Differences go to :attr:`DifferentialPlacementFixture.differences`, to
 the JSON-lines file ``$SHELVEFIX_DIFFERENTIAL_LOG`` names (one line per
@@ -47,6 +48,8 @@ from shelvefix import utils
 
 #: The environment variable naming the JSON-lines log.
 LOG_VARIABLE = 'SHELVEFIX_DIFFERENTIAL_LOG'
+#: The header placement puts on every answer.
+REQUEST_ID_HEADER = 'x-openstack-request-id'
 #: The tallies of a fixture, in ``counts`` and in each log line.
 COUNTS = ('compared', 'identical', 'differing', 'not_replayed')
 #: How much of a value a logged difference keeps.
@@ -211,7 +214,7 @@ class DifferentialPlacementFixture(fixtures.Fixture):
             except Exception:
                 self.counts['not_replayed'] += 1
                 raise
-            if mocked or not isinstance(answer, requests.Response):
+            if mocked or not _from_placement(answer):
                 self.counts['not_replayed'] += 1
                 return answer
             try:
@@ -304,6 +307,14 @@ class DifferentialPlacementFixture(fixtures.Fixture):
                 'differently; the first: %s'
                 % (self.counts['differing'], self.counts['compared'],
                    json.dumps(self.differences[0], sort_keys=True)))
+
+
+def _from_placement(answer):
+    # placement gives every answer a request id; a test's stand-in for
+    # the client (a mocked Adapter.put returning a made-up response) does
+    # not, and real placement never saw that request.
+    return (isinstance(answer, requests.Response) and
+            bool(answer.headers.get(REQUEST_ID_HEADER)))
 
 
 def _last_segment(location):

@@ -71,6 +71,27 @@ _FALLBACK_OPTS = {
 }
 
 
+def policy_defaults(conf):
+    """Give oslo.policy's ``enforce_new_defaults`` the default False.
+
+    placement's fixture does so on its configuration, for placement's own
+    policy. oslo.policy changes the default of its option objects, which
+    every configuration of the process shares: from then on nova's own
+    policy runs with the old defaults too, unless a test sets the option,
+    and some of nova's tests pass only so (``ServersTest.
+    test_resize_server_overquota_user_quota`` creates servers as a user
+    without the ``member`` role). The double's fixture does the same.
+    Without oslo.policy there is no policy to change.
+
+    :param conf: an oslo.config ``ConfigOpts``
+    """
+    try:
+        from oslo_policy import opts as policy_opts
+    except ImportError:
+        return
+    policy_opts.set_defaults(conf, enforce_new_defaults=False)
+
+
 def register_opts(conf):
     """Register placement's options on ``conf``.
 
@@ -292,6 +313,7 @@ class PlacementFixture(fixtures.Fixture):
         if self.register_opts:
             register_opts(conf)
         self._configure_placement(self.conf_fixture)
+        policy_defaults(conf)
         connection = _connection(self.conf_fixture)
         self.state = DATABASES.open(conf, connection, fresh=self.db)
         if self.db:

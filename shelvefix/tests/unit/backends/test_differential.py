@@ -11,6 +11,7 @@ import os
 import fixtures
 from keystoneauth1 import adapter as ks_adapter
 from keystoneauth1 import session as ks_session
+import requests
 from requests import adapters
 import testtools
 
@@ -162,6 +163,20 @@ class DifferentialFixtureTestCase(testtools.TestCase):
             placement._client, 'request',
             side_effect=lambda *a, **k: 'mocked'))
         self.assertEqual('mocked', placement._fake_post(
+            None, '/resource_providers', {'name': 'cn1', 'uuid': RP}))
+        self.assertEqual({'compared': 0, 'identical': 0, 'differing': 0,
+                          'not_replayed': 1}, placement.counts)
+
+    def test_an_answer_placement_did_not_write_is_not_replayed(self):
+        placement = self.start()
+        # nova's tests mock keystoneauth's Adapter itself, for every
+        # adapter: the answer has no request id.
+        made_up = requests.Response()
+        made_up.status_code = 409
+        made_up._content = b'{"errors": []}'
+        self.useFixture(fixtures.MockPatch(
+            'keystoneauth1.adapter.Adapter.request', return_value=made_up))
+        self.assertIs(made_up, placement._fake_post(
             None, '/resource_providers', {'name': 'cn1', 'uuid': RP}))
         self.assertEqual({'compared': 0, 'identical': 0, 'differing': 0,
                           'not_replayed': 1}, placement.counts)

@@ -166,6 +166,23 @@ class NovaFixtureTestCase(testtools.TestCase):
         placement.conf_fixture.config(
             group='workarounds', optimize_for_wide_provider_trees=True)
 
+    def test_policy_runs_with_the_old_defaults_as_with_placement(self):
+        from oslo_policy import opts as policy_opts
+
+        def new_defaults():
+            conf = cfg.ConfigOpts()
+            policy_opts._register(conf)
+            conf([], default_config_files=[])
+            return conf.oslo_policy.enforce_new_defaults
+
+        before = new_defaults()
+        self.addCleanup(policy_opts.set_defaults, cfg.ConfigOpts(),
+                        enforce_new_defaults=before)
+        policy_opts.set_defaults(cfg.ConfigOpts(), enforce_new_defaults=True)
+        self.useFixture(nova_less())
+        # Any configuration of the process, nova's among them.
+        self.assertFalse(new_defaults())
+
     def test_options_without_openstack_placement(self):
         conf = cfg.ConfigOpts()
         with mock.patch.dict(sys.modules, {'placement': None,
