@@ -228,11 +228,12 @@ def verdict(runs, missing=()):
         if not counts['selected']:
             reasons.append('%s: no test selected' % run.backend)
         if counts['unfinished']:
-            reasons.append('%s: %d tests did not finish'
-                           % (run.backend, counts['unfinished']))
+            reasons.append('%s: %s did not finish'
+                           % (run.backend, _many(counts['unfinished'],
+                                                 'test')))
         if run.hung:
-            reasons.append('%s: %d workers hung' % (run.backend,
-                                                    len(run.hung)))
+            reasons.append('%s: %s hung' % (
+                run.backend, _many(len(run.hung), 'worker')))
         if run.returncode and not counts['failed']:
             reasons.append('%s: stestr exited %d with no test failing'
                            % (run.backend, run.returncode))
@@ -241,15 +242,19 @@ def verdict(runs, missing=()):
             # Real placement's answers alone: nothing shows the double.
             reasons.append('differential: no request was compared')
         if run.differential and run.differential.get('differing'):
-            reasons.append('%s: %d answers differed'
-                           % (run.backend, run.differential['differing']))
+            reasons.append('%s: %s differed' % (
+                run.backend, _many(run.differential['differing'], 'answer')))
     for first, second in zip(runs, runs[1:]):
         differing = disagreements(first, second)
         if differing:
-            reasons.append('%d tests end differently on %s and %s'
-                           % (len(differing), first.backend,
+            reasons.append('%s ended differently on %s and %s'
+                           % (_many(len(differing), 'test'), first.backend,
                               second.backend))
     return reasons
+
+
+def _many(count, noun):
+    return '%d %s%s' % (count, noun, '' if count == 1 else 's')
 
 
 def report(runs, missing=()):

@@ -15,7 +15,9 @@ those, and nothing else:
   difference;
 * the fixture's endpoint URL becomes ``<endpoint>``;
 * ``request_id`` members of JSON objects are dropped and the ``detail``
-  (and WebOb's ``message``) of an error is whitespace-normalised;
+  (and WebOb's ``message``) of an error is whitespace-normalised, a
+  database time in it (``2026-12-05 06:17:06.870760``: when the insert a
+  database refused ran) becoming ``<db-time>``;
 * of the response headers, ``Content-Length``, ``Date`` and ``Server`` are
   dropped and ``Last-Modified`` and ``X-OpenStack-Request-ID`` are reduced
   to their presence; every other header is kept, value included.
@@ -37,6 +39,7 @@ _UUID_RE = re.compile(
     r'(?<![0-9a-fA-F])[0-9a-fA-F]{8}(-?)[0-9a-fA-F]{4}\1[0-9a-fA-F]{4}'
     r'\1[0-9a-fA-F]{4}\1[0-9a-fA-F]{12}(?![0-9a-fA-F])')
 _SPACE_RE = re.compile(r'\s+')
+_DB_TIME_RE = re.compile(r'\b\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{6}\b')
 
 # Headers whose value is noise: the body is compared instead of its
 # length, and neither backend sets the other two (a server would).
@@ -155,7 +158,7 @@ class Normaliser(object):
             return [self.value(item) for item in value]
         if isinstance(value, str):
             if member in TEXT_MEMBERS:
-                value = squeeze(value)
+                value = _DB_TIME_RE.sub('<db-time>', squeeze(value))
             return self.text(value)
         return value
 

@@ -81,11 +81,45 @@ class ProviderGenerationConflict(PlacementStateError):
     msg_fmt = 'resource provider generation conflict'
 
 
-class InventoryExists(PlacementStateError):
-    """An inventory of that class is already on the provider."""
+def sqlalchemy_version():
+    """The version SQLAlchemy writes into its error links (``20``: 2.0).
 
-    msg_fmt = ('Inventory for %(resource_class)s on resource provider '
-               '%(resource_provider)s already exists.')
+    The installed SQLAlchemy's, when there is one (it is the one real
+    placement beside the double runs on); else 2.0's.
+    """
+    try:
+        import sqlalchemy
+    except ImportError:
+        return '20'
+    return ''.join(sqlalchemy.__version__.split('.')[:2])
+
+
+class InventoryExists(PlacementStateError):
+    """An inventory of that class is already on the provider.
+
+    Placement has no exception for this: its database refuses the second
+    row and the driver's error, as SQLAlchemy words it, is the message.
+    This is its wording on sqlite, the database of placement's fixture,
+    the refused row's values included.
+
+    :param parameters: the row: provider id, resource class id, the six
+        inventory values, the insert's time (``YYYY-MM-DD hh:mm:ss.ffffff``).
+    """
+
+    msg_fmt = ('(sqlite3.IntegrityError) UNIQUE constraint failed: '
+               'inventories.resource_provider_id, '
+               'inventories.resource_class_id\n'
+               '[SQL: INSERT INTO inventories (resource_provider_id, '
+               'resource_class_id, total, reserved, min_unit, max_unit, '
+               'step_size, allocation_ratio, created_at) VALUES '
+               '(?, ?, ?, ?, ?, ?, ?, ?, ?)]\n'
+               '[parameters: %(parameters)r]\n'
+               '(Background on this error at: '
+               'https://sqlalche.me/e/%(version)s/gkpj)')
+
+    def __init__(self, parameters):
+        super(InventoryExists, self).__init__(
+            parameters=tuple(parameters), version=sqlalchemy_version())
 
 
 class InvalidInventory(PlacementStateError):

@@ -137,10 +137,12 @@ class InventoriesMixin(object):
             record = self._provider(uuid)
             self._check_reserved(uuid, resource_class, inventory,
                                  reserved_can_be_total)
-            self.class_id(resource_class)
+            class_id = self.class_id(resource_class)
             if resource_class in record.inventories:
                 raise exception.InventoryExists(
-                    resource_class=resource_class, resource_provider=uuid)
+                    (record.id, class_id) + tuple(inventory._replace(
+                        allocation_ratio=float(inventory.allocation_ratio)))
+                    + (models.utcnow().strftime('%Y-%m-%d %H:%M:%S.%f'),))
             record.inventories[resource_class] = models.InventoryRecord(
                 inventory, self._next_inventory_row())
             record.bump()

@@ -138,7 +138,7 @@ class NovaFunctionalToolTestCase(testtools.TestCase):
         self.assertRegex(output, r'real: worker \d+ hung running \S+'
                          r'ToyTest\.test_b_waits for \d+ s; stacks in \S+, '
                          r'killed')
-        self.assertIn('1 workers hung', output)
+        self.assertIn('1 worker hung', output)
         [stacks] = glob.glob(os.path.join(self.workdir, 'hangs',
                                           'real-*.stacks'))
         with open(stacks) as dumped:
@@ -151,7 +151,7 @@ class NovaFunctionalToolTestCase(testtools.TestCase):
         self.assertRegex(output, r'differs: \S+SwapTest\.'
                          r'test_fixture_is_novas: real passed, double '
                          r'failed')
-        self.assertIn('1 tests end differently on real and double', output)
+        self.assertIn('1 test ended differently on real and double', output)
 
     def test_a_listed_test_runs_once_per_scenario(self):
         rc, output = self.run_tool('--backend', 'real', 'ScenarioTest')

@@ -16,6 +16,7 @@ from requests import adapters
 import testtools
 
 from shelvefix.backends import differential
+from shelvefix.backends import nova_fixture
 from shelvefix.backends import real as real_backend
 
 RP = '11111111-1111-1111-1111-111111111111'
@@ -38,9 +39,7 @@ def real_class():
                                               raise_exc=False)
 
         def _call(self, method, url, version, **kwargs):
-            headers = {'x-auth-token': self.token}
-            if version is not None:
-                headers['OpenStack-API-Version'] = 'placement %s' % version
+            headers = nova_fixture.request_headers(self.token, version)
             return self._client.request(url, method, headers=headers,
                                         endpoint_override=self.endpoint,
                                         **kwargs)
@@ -94,6 +93,24 @@ class DifferentialFixtureTestCase(testtools.TestCase):
         self.assertEqual({'compared': 6, 'identical': 6, 'differing': 0,
                           'not_replayed': 0}, placement.counts)
         self.assertEqual(self.id(), placement.test_id)
+
+    def test_the_database_refusing_a_row_is_the_same_answer(self):
+        # The detail is sqlite's IntegrityError on both, with the insert's
+        # own time; the rest of it must agree.
+        placement = self.start()
+        placement.api.post('/resource_providers', {'name': 'cn1',
+                                                   'uuid': RP},
+                           version='1.20')
+        inventory = {'resource_class': 'VCPU', 'total': 8,
+                     'allocation_ratio': 16}
+        url = '/resource_providers/%s/inventories' % RP
+        self.assertEqual(201, placement.api.post(url, inventory).status)
+        refused = placement.api.post(url, dict(inventory, max_unit=4))
+        self.assertEqual(409, refused.status)
+        self.assertIn('[parameters: (1, 0, 8, 0, 1, 4, 1, 16.0, ',
+                      refused.body['errors'][0]['detail'])
+        self.assertEqual([], placement.differences)
+        self.assertEqual(3, placement.counts['identical'])
 
     def test_a_made_up_uuid_is_read_as_the_doubles(self):
         placement = self.start()

@@ -93,6 +93,16 @@ class NormaliserTestCase(testtools.TestCase):
             'ratio': 16.0, 'flag': True, 'none': None,
             'name': 'two  spaces kept'}, self.norm.value(document))
 
+    def test_a_database_time_in_a_detail_is_a_placeholder(self):
+        detail = ("Update conflict: [parameters: (2, 0, 1, 1.0, "
+                  "'2026-12-05 06:17:06.870760')]")
+        self.assertEqual(
+            {'detail': "Update conflict: [parameters: (2, 0, 1, 1.0, "
+                       "'<db-time>')]",
+             'name': '2026-12-05 06:17:06.870760'},
+            self.norm.value({'detail': detail,
+                             'name': '2026-12-05 06:17:06.870760'}))
+
     def test_value_keeps_json_types(self):
         value = self.norm.value({'a': 16.0, 'b': 16, 'c': True})
         self.assertIsInstance(value['a'], float)

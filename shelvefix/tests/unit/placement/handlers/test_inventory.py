@@ -1,5 +1,6 @@
 """Tests for shelvefix.placement.handlers.inventory, over HTTP."""
 
+from shelvefix.placement import exception
 from shelvefix.tests.unit.placement import base
 
 DEFAULTS = {'reserved': 0, 'min_unit': 1, 'max_unit': 2147483647,
@@ -141,6 +142,34 @@ class InventoryTestCase(base.PlacementTestCase):
             'resource_provider_generation': 2, 'total': 4}, version='1.28')
         self.assertError(resp, 404, detail='No such resource class vcpu.')
         self.assertNotIn('vary', resp.headers)
+
+    def test_create_twice_is_the_database_refusing_the_row(self):
+        # Placement's 409 carries what sqlite (its fixture's database)
+        # and SQLAlchemy say of the refused row: the provider's and the
+        # class' internal ids, the values sent, when the insert ran.
+        self.post('/resource_providers', {'name': 'rp2', 'uuid': base.RP2})
+        self.assertStatus(201, self.post('/resource_classes',
+                                         {'name': 'CUSTOM_GOLD'},
+                                         version='1.2'))
+        inventory = {'resource_class': 'CUSTOM_GOLD', 'total': 5,
+                     'reserved': 1, 'max_unit': 4, 'allocation_ratio': 2}
+        self.assertStatus(201, self.post(url(base.RP2), inventory))
+        inventory['total'] = 6
+        detail = self.assertError(self.post(url(base.RP2), inventory),
+                                  409)['detail']
+        self.assertRegex(detail, (
+            r"^There was a conflict when trying to complete your request\."
+            r"\n\n Update conflict: \(sqlite3\.IntegrityError\) UNIQUE "
+            r"constraint failed: inventories\.resource_provider_id, "
+            r"inventories\.resource_class_id \[SQL: INSERT INTO inventories "
+            r"\(resource_provider_id, resource_class_id, total, reserved, "
+            r"min_unit, max_unit, step_size, allocation_ratio, created_at\) "
+            r"VALUES \(\?, \?, \?, \?, \?, \?, \?, \?, \?\)\] "
+            r"\[parameters: \(2, 10000, 6, 1, 1, 4, 1, 2\.0, "
+            r"'\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{6}'\)\] "
+            r"\(Background on this error at: "
+            r"https://sqlalche\.me/e/%s/gkpj\)  $"
+            % exception.sqlalchemy_version()))
 
     def test_create_and_delete_one(self):
         resp = self.post(url(), {'resource_class': 'DISK_GB', 'total': 5})
