@@ -32,6 +32,11 @@ def fixed_uuid(name):
     return str(uuid.uuid5(_FIXED, name))
 
 
+def plural(count, word):
+    """``1 case``, ``2 cases``: a count and the word it counts."""
+    return '%d %s%s' % (count, word, '' if count == 1 else 's')
+
+
 def validate_uuid(value):
     """Raise InvalidUUID unless ``value`` is a uuid string."""
     if not is_uuid_like(value):

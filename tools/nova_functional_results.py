@@ -12,6 +12,8 @@ import json
 import os
 import statistics
 
+from shelvefix import utils
+
 #: subunit statuses that end a test, and what they count as.
 FINISHED = {'success': 'passed', 'xfail': 'passed', 'fail': 'failed',
             'uxsuccess': 'failed', 'skip': 'skipped'}
@@ -228,12 +230,11 @@ def verdict(runs, missing=()):
         if not counts['selected']:
             reasons.append('%s: no test selected' % run.backend)
         if counts['unfinished']:
-            reasons.append('%s: %s did not finish'
-                           % (run.backend, _many(counts['unfinished'],
-                                                 'test')))
+            reasons.append('%s: %s did not finish' % (
+                run.backend, utils.plural(counts['unfinished'], 'test')))
         if run.hung:
             reasons.append('%s: %s hung' % (
-                run.backend, _many(len(run.hung), 'worker')))
+                run.backend, utils.plural(len(run.hung), 'worker')))
         if run.returncode and not counts['failed']:
             reasons.append('%s: stestr exited %d with no test failing'
                            % (run.backend, run.returncode))
@@ -243,18 +244,15 @@ def verdict(runs, missing=()):
             reasons.append('differential: no request was compared')
         if run.differential and run.differential.get('differing'):
             reasons.append('%s: %s differed' % (
-                run.backend, _many(run.differential['differing'], 'answer')))
+                run.backend,
+                utils.plural(run.differential['differing'], 'answer')))
     for first, second in zip(runs, runs[1:]):
         differing = disagreements(first, second)
         if differing:
-            reasons.append('%s ended differently on %s and %s'
-                           % (_many(len(differing), 'test'), first.backend,
-                              second.backend))
+            reasons.append('%s ended differently on %s and %s' % (
+                utils.plural(len(differing), 'test'), first.backend,
+                second.backend))
     return reasons
-
-
-def _many(count, noun):
-    return '%d %s%s' % (count, noun, '' if count == 1 else 's')
 
 
 def report(runs, missing=()):

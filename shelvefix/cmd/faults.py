@@ -14,6 +14,7 @@ import json
 from shelvefix import backends
 from shelvefix.cmd import common
 from shelvefix import race
+from shelvefix import utils
 
 HELP = ('inject every kind of fault at every placement request of '
         'shelve-offload and unshelve and check nothing is lost')
@@ -147,8 +148,8 @@ def run(args, out, err):
     for name, cases in results.items():
         skipped = [c for c in cases if fault_matrix.excluded(c)]
         if skipped:
-            out.write('%s: %d case%s not applicable, excluded (%s): %s\n'
-                      % (name, len(skipped), '' if len(skipped) == 1 else 's',
+            out.write('%s: %s not applicable, excluded (%s): %s\n'
+                      % (name, utils.plural(len(skipped), 'case'),
                          ', '.join(sorted(set(c.kind.name for c in skipped))),
                          skipped[0].not_injected))
         for case in cases:

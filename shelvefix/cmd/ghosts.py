@@ -12,6 +12,7 @@ import argparse
 from shelvefix.backends import database
 from shelvefix.backends import ghosts
 from shelvefix.cmd import common
+from shelvefix import utils
 
 HELP = 'list (and with --heal remove) ghost consumers in a placement database'
 DESCRIPTION = (
@@ -103,10 +104,6 @@ def _line(ghost):
                _time(ghost.updated_at)))
 
 
-def _plural(count, word):
-    return '%d %s%s' % (count, word, '' if count == 1 else 's')
-
-
 def run(args, out, err):
     """Run the command; returns the exit status."""
     shown = database.mask_url(args.db_url)
@@ -132,7 +129,7 @@ def _run(args, engine, shown, out):
                   '%s.\n' % shown)
         return 0
     out.write('%s (consumers without allocations) in %s.\n'
-              % (_plural(len(found), 'ghost consumer'), shown))
+              % (utils.plural(len(found), 'ghost consumer'), shown))
     if not args.heal:
         return 1
     try:

@@ -23,6 +23,7 @@ from shelvefix.compute import vm_states
 from shelvefix import exception
 from shelvefix import race
 from shelvefix.race import scenario
+from shelvefix import utils
 
 Kind = collections.namedtuple(
     'Kind', ['name', 'when', 'exception', 'status', 'body', 'methods'],
@@ -321,8 +322,8 @@ def unearned(cases, frees=race.FREE_METHODS, kinds=None):
         return '%d of the %d cases have a result' % (len(cases), expected)
     missed = [c for c in cases if c.not_injected and not excluded(c)]
     if missed:
-        return '%d case%s not run (%s): %s' % (
-            len(missed), '' if len(missed) == 1 else 's',
+        return '%s not run (%s): %s' % (
+            utils.plural(len(missed), 'case'),
             ', '.join(sorted(set(c.kind.name for c in missed))),
             missed[0].not_injected)
     if all(c.not_injected for c in cases):

@@ -30,6 +30,7 @@ from shelvefix.race import scenario
 from shelvefix.race import variants
 from shelvefix.scheduler import request_spec
 from shelvefix.scheduler import utils as scheduler_utils
+from shelvefix import utils
 
 FLAVOR = scenario.FLAVOR
 PROJECT = scenario.PROJECT
@@ -351,12 +352,11 @@ def _some(uuids):
 
 def _describe_left(providers, consumers):
     """``2 resource providers (a, b) and the allocations of 1 server (c)``."""
-    text = '%d resource provider%s (%s)' % (
-        len(providers), '' if len(providers) == 1 else 's', _some(providers))
+    text = '%s (%s)' % (utils.plural(len(providers), 'resource provider'),
+                        _some(providers))
     if consumers:
-        text += ' and the allocations of %d server%s (%s)' % (
-            len(consumers), '' if len(consumers) == 1 else 's',
-            _some(consumers))
+        text += ' and the allocations of %s (%s)' % (
+            utils.plural(len(consumers), 'server'), _some(consumers))
     return text
 
 

@@ -112,3 +112,12 @@ class FixedUUIDTestCase(base.TestCase):
     def test_one_per_name(self):
         self.assertNotEqual(utils.fixed_uuid('cell1'),
                             utils.fixed_uuid('image'))
+
+
+class PluralTestCase(base.TestCase):
+
+    def test_count_and_word(self):
+        self.assertEqual(['0 cases', '1 case', '2 cases'],
+                         [utils.plural(n, 'case') for n in (0, 1, 2)])
+        self.assertEqual('1 ghost consumer',
+                         utils.plural(1, 'ghost consumer'))
