@@ -140,8 +140,7 @@ class InventoriesMixin(object):
             class_id = self.class_id(resource_class)
             if resource_class in record.inventories:
                 raise exception.InventoryExists(
-                    (record.id, class_id) + tuple(inventory._replace(
-                        allocation_ratio=float(inventory.allocation_ratio)))
+                    (record.id, class_id) + tuple(inventory.stored())
                     + (models.utcnow().strftime('%Y-%m-%d %H:%M:%S.%f'),))
             record.inventories[resource_class] = models.InventoryRecord(
                 inventory, self._next_inventory_row())

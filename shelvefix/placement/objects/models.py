@@ -73,6 +73,10 @@ class Inventory(collections.namedtuple(
         values.update(fields)
         return cls(total=total, **values)
 
+    def stored(self):
+        """As the database holds it: its column is a float, 16 reads 16.0."""
+        return self._replace(allocation_ratio=float(self.allocation_ratio))
+
     @property
     def capacity(self):
         """Usable amount: ``(total - reserved) * allocation_ratio``."""
@@ -93,17 +97,14 @@ class InventoryRecord(object):
     """
 
     def __init__(self, inventory, row_id=None):
-        # The database column is a float: what was sent as 16 reads 16.0.
-        self.inventory = inventory._replace(
-            allocation_ratio=float(inventory.allocation_ratio))
+        self.inventory = inventory.stored()
         self.row_id = row_id
         self.created_at = utcnow()
         self.updated_at = None
 
     def update(self, inventory):
         """Overwrite the values in place, as an UPDATE of the row would."""
-        self.inventory = inventory._replace(
-            allocation_ratio=float(inventory.allocation_ratio))
+        self.inventory = inventory.stored()
         self.updated_at = utcnow()
 
 
